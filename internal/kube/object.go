@@ -1,0 +1,185 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+)
+
+// Kind describes an API resource the provider manages. It is static: typed
+// resources never need discovery to plan or read.
+type Kind struct {
+	Group    string
+	Version  string
+	Resource string // plural, lower case
+	Kind     string
+	// Namespaced objects are addressed by namespace/name, others by name.
+	Namespaced bool
+	// Missing is the message given when the server does not serve this resource
+	// at all (its CRD is not installed).
+	Missing string
+}
+
+// GVR is the resource's group/version/resource.
+func (k Kind) GVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: k.Group, Version: k.Version, Resource: k.Resource}
+}
+
+// APIVersion is group/version as written in an object.
+func (k Kind) APIVersion() string {
+	return schema.GroupVersion{Group: k.Group, Version: k.Version}.String()
+}
+
+// Ref names one object.
+type Ref struct {
+	Namespace string
+	Name      string
+}
+
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return r.Name
+	}
+	return r.Namespace + "/" + r.Name
+}
+
+func (c *Client) resource(k Kind, ref Ref) (dynamic.ResourceInterface, error) {
+	dyn, err := c.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	ri := dyn.Resource(k.GVR())
+	if k.Namespaced {
+		return ri.Namespace(ref.Namespace), nil
+	}
+	return ri, nil
+}
+
+// NewObject returns an object of kind k named by ref, with the given top-level
+// fields (spec, or kind-specific fields such as a priority class's value).
+func NewObject(k Kind, ref Ref, fields map[string]any) *unstructured.Unstructured {
+	obj := map[string]any{}
+	for key, v := range fields {
+		obj[key] = v
+	}
+	obj["apiVersion"] = k.APIVersion()
+	obj["kind"] = k.Kind
+	meta := map[string]any{"name": ref.Name}
+	if k.Namespaced {
+		meta["namespace"] = ref.Namespace
+	}
+	obj["metadata"] = meta
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// Apply server-side applies obj with the provider's field manager and returns the
+// live object. Fields this manager set before and obj no longer has are removed.
+func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ref := Ref{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	ri, err := c.resource(k, ref)
+	if err != nil {
+		return nil, err
+	}
+	live, err := ri.Apply(ctx, ref.Name, obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: c.forceConflicts})
+	if err != nil {
+		return nil, c.explain(ctx, err, "apply", k, ref)
+	}
+	return live, nil
+}
+
+// Get returns the live object, or found=false when it does not exist.
+func (c *Client) Get(ctx context.Context, k Kind, ref Ref) (obj *unstructured.Unstructured, found bool, err error) {
+	ri, err := c.resource(k, ref)
+	if err != nil {
+		return nil, false, err
+	}
+	obj, err = ri.Get(ctx, ref.Name, metav1.GetOptions{})
+	if isObjectNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, c.explain(ctx, err, "read", k, ref)
+	}
+	return obj, true, nil
+}
+
+// Delete deletes the object (background propagation) and waits until it is gone
+// or ctx ends. A missing object is not an error.
+func (c *Client) Delete(ctx context.Context, k Kind, ref Ref) error {
+	ri, err := c.resource(k, ref)
+	if err != nil {
+		return err
+	}
+	policy := metav1.DeletePropagationBackground
+	err = ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
+	if isObjectNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return c.explain(ctx, err, "delete", k, ref)
+	}
+	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
+		if isObjectNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s %s to be deleted: %w", k.Kind, ref, c.explain(ctx, err, "delete", k, ref))
+	}
+	return nil
+}
+
+// ParseImportID parses "name" (cluster-scoped) or "namespace/name" (namespaced).
+func ParseImportID(id string, namespaced bool) (Ref, error) {
+	parts := strings.Split(id, "/")
+	switch {
+	case namespaced && len(parts) == 2 && parts[0] != "" && parts[1] != "":
+		return Ref{Namespace: parts[0], Name: parts[1]}, nil
+	case !namespaced && len(parts) == 1 && parts[0] != "":
+		return Ref{Name: parts[0]}, nil
+	case namespaced:
+		return Ref{}, fmt.Errorf("import ID %q: expected \"namespace/name\"", id)
+	default:
+		return Ref{}, fmt.Errorf("import ID %q: expected the object's name (this kind is cluster-scoped, no namespace)", id)
+	}
+}
+
+// isObjectNotFound tells a missing object apart from a missing resource type: the
+// server answers both with 404, but only the first comes with a Status naming
+// the object; an unserved group/version returns a plain 404 page.
+func isObjectNotFound(err error) bool {
+	if !apierrors.IsNotFound(err) {
+		return false
+	}
+	return !isResourceNotServed(err)
+}
+
+func isResourceNotServed(err error) bool {
+	if !apierrors.IsNotFound(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !asAPIStatus(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	if d == nil {
+		return true
+	}
+	for _, c := range d.Causes {
+		if c.Type == metav1.CauseTypeUnexpectedServerResponse {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,195 @@
+package object
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Helpers that map between Terraform values and an object's unstructured
+// fields. Reads take the prior value so that spellings the server treats as
+// equal ("1" and "1000m", an empty map and no map) keep the user's spelling.
+
+// Field returns obj[k1][k2]… or nil.
+func Field(obj map[string]any, keys ...string) any {
+	var cur any = obj
+	for _, k := range keys {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[k]
+	}
+	return cur
+}
+
+// Fields returns the map at obj[k1][k2]… or nil.
+func Fields(obj map[string]any, keys ...string) map[string]any {
+	m, _ := Field(obj, keys...).(map[string]any)
+	return m
+}
+
+// Items returns the list at obj[k1][k2]… as maps.
+func Items(obj map[string]any, keys ...string) []map[string]any {
+	list, _ := Field(obj, keys...).([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, it := range list {
+		if m, ok := it.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// String reads a string field; absent or empty is null, unless the prior value
+// was the empty string.
+func String(v any, prior types.String) types.String {
+	s, ok := v.(string)
+	if !ok || s == "" {
+		if !prior.IsNull() && !prior.IsUnknown() && prior.ValueString() == "" {
+			return prior
+		}
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+// Int64 reads an integer field (JSON numbers arrive as int64 or float64).
+func Int64(v any) types.Int64 {
+	switch n := v.(type) {
+	case int64:
+		return types.Int64Value(n)
+	case int:
+		return types.Int64Value(int64(n))
+	case float64:
+		return types.Int64Value(int64(n))
+	}
+	return types.Int64Null()
+}
+
+// Quantity reads a quantity field. When it equals the prior value the prior
+// spelling is kept.
+func Quantity(v any, prior types.String) types.String {
+	var live resource.Quantity
+	switch q := v.(type) {
+	case string:
+		p, err := resource.ParseQuantity(q)
+		if err != nil {
+			return types.StringValue(q)
+		}
+		live = p
+	case int64:
+		live = *resource.NewQuantity(q, resource.DecimalSI)
+	case float64:
+		live = resource.MustParse(fmt.Sprint(q))
+	default:
+		return types.StringNull()
+	}
+	if !prior.IsNull() && !prior.IsUnknown() {
+		if p, err := resource.ParseQuantity(prior.ValueString()); err == nil && p.Cmp(live) == 0 {
+			return prior
+		}
+	}
+	if s, ok := v.(string); ok {
+		return types.StringValue(s)
+	}
+	return types.StringValue(live.String())
+}
+
+// StringMap reads a map of strings. An absent or empty map is null, unless the
+// prior value was an empty map.
+func StringMap(v any, prior types.Map) types.Map {
+	m, _ := v.(map[string]any)
+	if len(m) == 0 {
+		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+			return prior
+		}
+		return types.MapNull(types.StringType)
+	}
+	elems := make(map[string]attr.Value, len(m))
+	for k, val := range m {
+		elems[k] = types.StringValue(fmt.Sprint(val))
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
+
+// StringList reads a list of strings. An absent or empty list is null unless the
+// prior value was an empty list.
+func StringList(v any, prior []types.String) []types.String {
+	list, _ := v.([]any)
+	if len(list) == 0 {
+		if prior != nil && len(prior) == 0 {
+			return prior
+		}
+		return nil
+	}
+	out := make([]types.String, len(list))
+	for i, it := range list {
+		out[i] = types.StringValue(fmt.Sprint(it))
+	}
+	return out
+}
+
+// MapOut converts a known map of strings for an object; null gives nil.
+func MapOut(m types.Map) map[string]any {
+	if m.IsNull() || m.IsUnknown() {
+		return nil
+	}
+	out := make(map[string]any, len(m.Elements()))
+	for k, v := range m.Elements() {
+		if s, ok := v.(types.String); ok {
+			out[k] = s.ValueString()
+		}
+	}
+	return out
+}
+
+// ListOut converts strings for an object.
+func ListOut(l []types.String) []any {
+	if l == nil {
+		return nil
+	}
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s.ValueString()
+	}
+	return out
+}
+
+// Put sets m[k] = v when v carries a value (non-nil, non-empty string).
+func Put(m map[string]any, k string, v any) {
+	switch x := v.(type) {
+	case nil:
+		return
+	case string:
+		if x == "" {
+			return
+		}
+	case map[string]any:
+		if x == nil {
+			return
+		}
+	case []any:
+		if x == nil {
+			return
+		}
+	case types.String:
+		if x.IsNull() || x.IsUnknown() {
+			return
+		}
+		v = x.ValueString()
+	case types.Int64:
+		if x.IsNull() || x.IsUnknown() {
+			return
+		}
+		v = x.ValueInt64()
+	case types.Bool:
+		if x.IsNull() || x.IsUnknown() {
+			return
+		}
+		v = x.ValueBool()
+	}
+	m[k] = v
+}

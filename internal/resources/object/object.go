@@ -1,0 +1,295 @@
+// Package object is the one generic path for a Terraform resource that manages a
+// single Kubernetes object: create and update by server-side apply, read back
+// from the live object, delete and wait until gone, import by name or
+// namespace/name. A resource file only says how its model maps to its object.
+package object
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
+)
+
+// deleteTimeout bounds how long Delete waits for the object to disappear.
+const deleteTimeout = 5 * time.Minute
+
+// ClusterMeta is embedded in the model of a cluster-scoped object.
+type ClusterMeta struct {
+	ID   types.String `tfsdk:"id"`
+	Name types.String `tfsdk:"name"`
+}
+
+// ObjectRef names the object.
+func (m *ClusterMeta) ObjectRef() kube.Ref { return kube.Ref{Name: m.Name.ValueString()} }
+
+// SetObjectRef sets name and id.
+func (m *ClusterMeta) SetObjectRef(r kube.Ref) {
+	m.Name = types.StringValue(r.Name)
+	m.ID = types.StringValue(r.String())
+}
+
+// NamespacedMeta is embedded in the model of a namespaced object.
+type NamespacedMeta struct {
+	ID        types.String `tfsdk:"id"`
+	Namespace types.String `tfsdk:"namespace"`
+	Name      types.String `tfsdk:"name"`
+}
+
+// ObjectRef names the object.
+func (m *NamespacedMeta) ObjectRef() kube.Ref {
+	return kube.Ref{Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}
+}
+
+// SetObjectRef sets namespace, name and id.
+func (m *NamespacedMeta) SetObjectRef(r kube.Ref) {
+	m.Namespace = types.StringValue(r.Namespace)
+	m.Name = types.StringValue(r.Name)
+	m.ID = types.StringValue(r.String())
+}
+
+// Model is a resource model whose pointer names its object (through ClusterMeta
+// or NamespacedMeta).
+type Model[T any] interface {
+	*T
+	ObjectRef() kube.Ref
+	SetObjectRef(kube.Ref)
+}
+
+// Spec is everything that differs between two object resources.
+type Spec[T any] struct {
+	// TypeName without the provider prefix, e.g. "resource_flavor".
+	TypeName    string
+	Kind        kube.Kind
+	Description string
+	// Attributes specific to the resource; id, name and namespace are added here.
+	Attributes map[string]schema.Attribute
+	// Fields builds the object's top-level fields (spec, or a kind's own fields)
+	// from a fully known model.
+	Fields func(m *T) map[string]any
+	// Read sets the managed attributes of m from the live object. m holds the
+	// prior state (everything null on import), which decides between spellings
+	// the server treats as equal, so a refresh never invents a diff.
+	Read func(live map[string]any, m *T)
+	// Validate checks the model across attributes without I/O. It runs at plan
+	// time when the configuration is known, and again before every write.
+	Validate func(m *T) diag.Diagnostics
+}
+
+// Resource is the generic Terraform resource for one Kubernetes object.
+type Resource[T any, P Model[T]] struct {
+	spec   Spec[T]
+	client *kube.Client
+}
+
+// New returns the resource described by spec.
+func New[T any, P Model[T]](spec Spec[T]) resource.Resource {
+	return &Resource[T, P]{spec: spec}
+}
+
+var (
+	_ resource.ResourceWithConfigure      = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
+	_ resource.ResourceWithImportState    = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
+	_ resource.ResourceWithValidateConfig = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
+)
+
+func (r *Resource[T, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.spec.TypeName
+}
+
+func (r *Resource[T, P]) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: idDescription(r.spec.Kind),
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"name": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: fmt.Sprintf("Name of the %s. Changing it replaces the object.", r.spec.Kind.Kind),
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:          []validator.String{validators.DNSSubdomain()},
+		},
+	}
+	if r.spec.Kind.Namespaced {
+		attrs["namespace"] = schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: fmt.Sprintf("Namespace of the %s. Changing it replaces the object.", r.spec.Kind.Kind),
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:          []validator.String{validators.DNSLabel()},
+		}
+	}
+	for k, v := range r.spec.Attributes {
+		attrs[k] = v
+	}
+	resp.Schema = schema.Schema{MarkdownDescription: r.spec.Description, Attributes: attrs}
+}
+
+func idDescription(k kube.Kind) string {
+	if k.Namespaced {
+		return "`namespace/name` of the object; also the import ID."
+	}
+	return "Name of the object; also the import ID."
+}
+
+func (r *Resource[T, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	c, ok := req.ProviderData.(*kube.Client)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("expected *kube.Client, got %T", req.ProviderData))
+		return
+	}
+	r.client = c
+}
+
+func (r *Resource[T, P]) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	if r.spec.Validate == nil {
+		return
+	}
+	var m T
+	// A configuration with values unknown until apply cannot be decoded yet; it is
+	// validated again before the write, when everything is known.
+	if d := req.Config.Get(ctx, &m); d.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(withPaths(r.spec.Validate(&m))...)
+}
+
+// withPaths puts the attribute path into each diagnostic's text: Terraform
+// points at the whole resource block for values nested in lists, so the text
+// is where the user learns which element is wrong.
+func withPaths(in diag.Diagnostics) diag.Diagnostics {
+	out := make(diag.Diagnostics, 0, len(in))
+	for _, d := range in {
+		if dp, ok := d.(diag.DiagnosticWithPath); ok && len(dp.Path().Steps()) > 0 {
+			detail := dp.Path().String() + ": " + d.Detail()
+			if d.Severity() == diag.SeverityError {
+				out.AddAttributeError(dp.Path(), d.Summary(), detail)
+			} else {
+				out.AddAttributeWarning(dp.Path(), d.Summary(), detail)
+			}
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func (r *Resource[T, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m T
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *Resource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m T
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// apply validates, server-side applies and reads the result back into m.
+func (r *Resource[T, P]) apply(ctx context.Context, m *T) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if r.spec.Validate != nil {
+		if diags = withPaths(r.spec.Validate(m)); diags.HasError() {
+			return diags
+		}
+	}
+	if r.client == nil {
+		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		return diags
+	}
+	ref := P(m).ObjectRef()
+	live, err := r.client.Apply(ctx, r.spec.Kind, kube.NewObject(r.spec.Kind, ref, r.spec.Fields(m)))
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Applying %s %s failed", r.spec.Kind.Kind, ref), err.Error())
+		return diags
+	}
+	r.spec.Read(live.Object, m)
+	P(m).SetObjectRef(ref)
+	return diags
+}
+
+func (r *Resource[T, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m T
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.client == nil {
+		resp.Diagnostics.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		return
+	}
+	ref := P(&m).ObjectRef()
+	live, found, err := r.client.Get(ctx, r.spec.Kind, ref)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Reading %s %s failed", r.spec.Kind.Kind, ref), err.Error())
+		return
+	}
+	if !found {
+		// Deleted out of band: forget it so the plan creates it again.
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	r.spec.Read(live.Object, &m)
+	P(&m).SetObjectRef(ref)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *Resource[T, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m T
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.client == nil {
+		resp.Diagnostics.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	defer cancel()
+	ref := P(&m).ObjectRef()
+	if err := r.client.Delete(ctx, r.spec.Kind, ref); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Deleting %s %s failed", r.spec.Kind.Kind, ref), err.Error())
+	}
+}
+
+func (r *Resource[T, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ref, err := kube.ParseImportID(req.ID, r.spec.Kind.Namespaced)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ref.String())...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), ref.Name)...)
+	if r.spec.Kind.Namespaced {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ref.Namespace)...)
+	}
+}

@@ -1,0 +1,177 @@
+// Command testenv starts and stops a local cluster for the demo and for manual
+// testing (`make cluster-up`, `make cluster-down`):
+//
+//	testenv up [--nodes 3] [--gpus 8] [--product NVIDIA-H100-80GB-HBM3] [--kueue-crds]
+//	testenv down
+//
+// `up` leaves the cluster's processes running after it exits and writes
+// <dir>/kubeconfig and <dir>/pids, where dir is $TESTENV_DIR or <repo>/.testenv.
+// `down` stops them.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+const usage = `usage:
+  testenv up [flags]   start a local cluster that keeps running (idempotent)
+  testenv down         stop it
+
+The cluster lives in $TESTENV_DIR, or <repo>/.testenv.
+
+flags of up:
+`
+
+func main() {
+	flags := flag.NewFlagSet("testenv up", flag.ExitOnError)
+	nodes := flags.Int("nodes", 3, "number of fake GPU nodes")
+	gpus := flags.Int("gpus", 8, "GPUs per node")
+	product := flags.String("product", "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.product label")
+	gpuMemory := flags.String("gpu-memory", "81559", "nvidia.com/gpu.memory label (MiB); empty for none")
+	name := flags.String("name", "gpu", "node name prefix (nodes are <name>-0, <name>-1, …)")
+	kueueCRDs := flags.Bool("kueue-crds", false, "install Kueue's CRDs ("+testenv.KueueVersion+")")
+	flags.Usage = func() {
+		fmt.Fprint(os.Stderr, usage)
+		flags.PrintDefaults()
+	}
+	if len(os.Args) < 2 {
+		flags.Usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var err error
+	switch os.Args[1] {
+	case "up":
+		_ = flags.Parse(os.Args[2:])
+		pool := testenv.NodePool{Name: *name, Count: *nodes, GPUs: *gpus, Product: *product, GPUMemory: *gpuMemory}
+		err = up(ctx, pool, *kueueCRDs)
+	case "down":
+		err = down()
+	case "-h", "--help", "help":
+		flags.Usage()
+	default:
+		flags.Usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// dir is where the cluster lives: $TESTENV_DIR or <repo>/.testenv.
+func dir() (string, error) {
+	if d := os.Getenv("TESTENV_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	repo, err := testenv.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(repo, ".testenv"), nil
+}
+
+func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool) error {
+	d, err := dir()
+	if err != nil {
+		return err
+	}
+	kubeconfig := filepath.Join(d, "kubeconfig")
+	procs, err := testenv.ReadPIDs(d)
+	if err != nil {
+		return err
+	}
+	if len(procs) > 0 {
+		if running(ctx, procs, kubeconfig) {
+			fmt.Printf("testenv: already running in %s\n", d)
+			printKubeconfig(kubeconfig)
+			return nil
+		}
+		// A partly dead cluster: clear it away and start afresh.
+		fmt.Fprintf(os.Stderr, "testenv: stopping the remains of an earlier cluster in %s\n", d)
+		testenv.StopProcesses(procs)
+	}
+
+	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true}
+	if pool.Count > 0 {
+		opts.Nodes = []testenv.NodePool{pool}
+	}
+	if kueueCRDs {
+		crds, err := testenv.KueueCRDDir(ctx)
+		if err != nil {
+			return err
+		}
+		opts.CRDDirs = []string{crds}
+	}
+	if _, err := testenv.Start(ctx, opts); err != nil {
+		return err // Start stopped whatever it had started
+	}
+	printKubeconfig(kubeconfig)
+	return nil
+}
+
+// running reports whether every recorded process is alive and the API server
+// answers /readyz.
+func running(ctx context.Context, procs []testenv.Process, kubeconfig string) bool {
+	for _, p := range procs {
+		if !p.Alive() {
+			return false
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return false
+	}
+	cfg.Timeout = 5 * time.Second
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	_, err = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	return err == nil
+}
+
+func printKubeconfig(path string) {
+	fmt.Printf("kubeconfig: %s\nexport KUBECONFIG=%s\n", path, path)
+}
+
+func down() error {
+	d, err := dir()
+	if err != nil {
+		return err
+	}
+	procs, err := testenv.ReadPIDs(d)
+	if err != nil {
+		return err
+	}
+	if len(procs) == 0 {
+		fmt.Printf("testenv: nothing running in %s\n", d)
+		return nil
+	}
+	testenv.StopProcesses(procs)
+	for _, p := range procs {
+		if p.Alive() {
+			return fmt.Errorf("%s (pid %d) is still running", p.Name, p.PID)
+		}
+	}
+	if err := os.Remove(filepath.Join(d, testenv.PIDFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	fmt.Printf("testenv: stopped the cluster in %s\n", d)
+	return nil
+}

@@ -1,0 +1,185 @@
+package testenv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is one running component, as recorded in a pids file.
+type Process struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid"`
+	Path string `json:"path"` // the binary, to tell the process from a later one reusing its PID
+}
+
+// process is a component started by this process.
+type process struct {
+	Process
+	done chan struct{} // closed once the process has exited and been reaped
+	err  error         // its exit status, valid after done
+}
+
+// How long a component gets to exit after SIGTERM before it is killed.
+const stopGrace = 5 * time.Second
+
+// startProcess starts bin with args, stdout and stderr appended to logPath.
+//
+// The child gets its own process group so Stop can signal it and anything it
+// spawned. Attached children also get Pdeathsig SIGKILL: when the test binary
+// dies, however it dies, the kernel kills them. Detached children (detach=true,
+// for `testenv up`) get their own session instead and outlive this process.
+func startProcess(name, bin string, args []string, logPath string, detach bool) (*process, error) {
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child has its own copy of the descriptor
+	fmt.Fprintf(logFile, "==== %s %s\n", time.Now().Format(time.RFC3339), strings.Join(append([]string{bin}, args...), " "))
+
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if detach {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	} else {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("testenv: starting %s: %w", name, err)
+	}
+	p := &process{
+		Process: Process{Name: name, PID: cmd.Process.Pid, Path: bin},
+		done:    make(chan struct{}),
+	}
+	// Reap the child as soon as it exits, so exits are noticed while waiting for
+	// readiness and no zombie is left behind.
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has exited.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM to the process group, then SIGKILL after stopGrace.
+func (p *process) stop() {
+	if p.exited() {
+		return
+	}
+	_ = syscall.Kill(-p.PID, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopGrace):
+		_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Alive reports whether the recorded process is still running: the PID exists,
+// is not a zombie, and still runs the recorded binary.
+func (p Process) Alive() bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name, which may contain spaces.
+	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+	return p.Path == "" || string(argv0) == p.Path
+}
+
+// StopProcesses stops recorded processes in reverse order (the order they were
+// started in is etcd, API server, controller manager, scheduler, kwok; the API
+// server must go before etcd or it hangs on shutdown): SIGTERM to each process
+// group, SIGKILL after a grace period. Processes already gone are skipped.
+func StopProcesses(procs []Process) {
+	for i := len(procs) - 1; i >= 0; i-- {
+		p := procs[i]
+		if !p.Alive() {
+			continue
+		}
+		_ = syscall.Kill(-p.PID, syscall.SIGTERM)
+		_ = syscall.Kill(p.PID, syscall.SIGTERM) // in case it is not a group leader
+		if !waitGone(p, stopGrace) {
+			_ = syscall.Kill(-p.PID, syscall.SIGKILL)
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
+			waitGone(p, stopGrace)
+		}
+	}
+}
+
+func waitGone(p Process, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for p.Alive() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}
+
+// PIDFile is the name of the file, in an environment's directory, that lists
+// the processes of a detached environment.
+const PIDFile = "pids"
+
+// WritePIDs records procs in <dir>/pids, atomically.
+func WritePIDs(dir string, procs []Process) error {
+	data, err := json.MarshalIndent(procs, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, PIDFile+".tmp-"+strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, PIDFile))
+}
+
+// ReadPIDs reads <dir>/pids; a missing file is no processes and no error.
+func ReadPIDs(dir string) ([]Process, error) {
+	data, err := os.ReadFile(filepath.Join(dir, PIDFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var procs []Process
+	if err := json.Unmarshal(data, &procs); err != nil {
+		return nil, fmt.Errorf("testenv: %s: %w", filepath.Join(dir, PIDFile), err)
+	}
+	return procs, nil
+}
+
+// logTail returns the last lines of a component's log, for error messages.
+func logTail(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	return fmt.Sprintf("--- last lines of %s:\n%s", path, tail(string(data), 30))
+}

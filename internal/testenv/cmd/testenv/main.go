@@ -3,6 +3,7 @@
 //
 //	testenv up [--nodes 3] [--gpus 8] [--product NVIDIA-H100-80GB-HBM3] [--kueue-crds]
 //	testenv down
+//	testenv queues
 //
 // `up` leaves the cluster's processes running after it exits and writes
 // <dir>/kubeconfig and <dir>/pids, where dir is $TESTENV_DIR or <repo>/.testenv.
@@ -18,8 +19,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -29,6 +35,7 @@ import (
 const usage = `usage:
   testenv up [flags]   start a local cluster that keeps running (idempotent)
   testenv down         stop it
+  testenv queues       list Kueue's ClusterQueues and LocalQueues (for machines without kubectl)
 
 The cluster lives in $TESTENV_DIR, or <repo>/.testenv.
 
@@ -62,6 +69,8 @@ func main() {
 		err = up(ctx, pool, *kueueCRDs)
 	case "down":
 		err = down()
+	case "queues":
+		err = queues(ctx)
 	case "-h", "--help", "help":
 		flags.Usage()
 	default:
@@ -99,6 +108,11 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool) error {
 	if len(procs) > 0 {
 		if running(ctx, procs, kubeconfig) {
 			fmt.Printf("testenv: already running in %s\n", d)
+			if kueueCRDs {
+				if err := applyKueueCRDs(ctx, kubeconfig); err != nil {
+					return err
+				}
+			}
 			printKubeconfig(kubeconfig)
 			return nil
 		}
@@ -123,6 +137,19 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool) error {
 	}
 	printKubeconfig(kubeconfig)
 	return nil
+}
+
+// applyKueueCRDs installs Kueue's CRDs into the running cluster (idempotent),
+// through testenv's external-cluster mode, which starts nothing.
+func applyKueueCRDs(ctx context.Context, kubeconfig string) error {
+	crds, err := testenv.KueueCRDDir(ctx)
+	if err != nil {
+		return err
+	}
+	os.Setenv("TESTENV_KUBECONFIG", kubeconfig)
+	defer os.Unsetenv("TESTENV_KUBECONFIG")
+	_, err = testenv.Start(ctx, testenv.Options{CRDDirs: []string{crds}})
+	return err
 }
 
 // running reports whether every recorded process is alive and the API server
@@ -173,5 +200,48 @@ func down() error {
 		return err
 	}
 	fmt.Printf("testenv: stopped the cluster in %s\n", d)
+	return nil
+}
+
+// queues prints the cluster's ClusterQueues and LocalQueues with their spec
+// and status counts, as `kubectl get clusterqueue,localqueue -A` would.
+func queues(ctx context.Context) error {
+	d, err := dir()
+	if err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(d, "kubeconfig"))
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 3, ' ', 0)
+	defer w.Flush()
+	gv := schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
+	cqs, err := dyn.Resource(gv.WithResource("clusterqueues")).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "CLUSTERQUEUE\tCOHORT\tPENDING\tADMITTED")
+	for _, q := range cqs.Items {
+		cohort, _, _ := unstructured.NestedString(q.Object, "spec", "cohortName")
+		pending, _, _ := unstructured.NestedInt64(q.Object, "status", "pendingWorkloads")
+		admitted, _, _ := unstructured.NestedInt64(q.Object, "status", "admittedWorkloads")
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\n", q.GetName(), cohort, pending, admitted)
+	}
+	lqs, err := dyn.Resource(gv.WithResource("localqueues")).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nNAMESPACE\tLOCALQUEUE\tCLUSTERQUEUE\tPENDING\tADMITTED")
+	for _, q := range lqs.Items {
+		cq, _, _ := unstructured.NestedString(q.Object, "spec", "clusterQueue")
+		pending, _, _ := unstructured.NestedInt64(q.Object, "status", "pendingWorkloads")
+		admitted, _, _ := unstructured.NestedInt64(q.Object, "status", "admittedWorkloads")
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\n", q.GetNamespace(), q.GetName(), cq, pending, admitted)
+	}
 	return nil
 }

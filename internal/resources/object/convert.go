@@ -5,7 +5,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
 // Helpers that map between Terraform values and an object's unstructured
@@ -72,30 +73,26 @@ func Int64(v any) types.Int64 {
 // Quantity reads a quantity field. When it equals the prior value the prior
 // spelling is kept.
 func Quantity(v any, prior types.String) types.String {
-	var live resource.Quantity
+	var text string
 	switch q := v.(type) {
 	case string:
-		p, err := resource.ParseQuantity(q)
-		if err != nil {
-			return types.StringValue(q)
-		}
-		live = p
-	case int64:
-		live = *resource.NewQuantity(q, resource.DecimalSI)
-	case float64:
-		live = resource.MustParse(fmt.Sprint(q))
+		text = q
+	case int64, float64:
+		text = fmt.Sprint(q)
 	default:
 		return types.StringNull()
 	}
+	// The bounded parser: a live value such as "8e22222222222" must not hang a refresh.
+	live, err := validators.ParseQuantity(text)
+	if err != nil {
+		return types.StringValue(text) // shown as drift, as written
+	}
 	if !prior.IsNull() && !prior.IsUnknown() {
-		if p, err := resource.ParseQuantity(prior.ValueString()); err == nil && p.Cmp(live) == 0 {
+		if p, err := validators.ParseQuantity(prior.ValueString()); err == nil && p.Cmp(live) == 0 {
 			return prior
 		}
 	}
-	if s, ok := v.(string); ok {
-		return types.StringValue(s)
-	}
-	return types.StringValue(live.String())
+	return types.StringValue(text)
 }
 
 // StringMap reads a map of strings. An absent or empty map is null, unless the

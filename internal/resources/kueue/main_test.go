@@ -1,0 +1,32 @@
+package kueue_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+// One cluster for the package: the Kueue CRDs from the module cache, no Kueue
+// manager (these tests judge the objects the provider writes and reads).
+func TestMain(m *testing.M) {
+	opts := testenv.Options{}
+	if os.Getenv("TF_ACC") != "" {
+		dir, err := testenv.KueueCRDDir(context.Background())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		opts.CRDDirs = []string{dir}
+	}
+	testenv.Main(m, opts)
+}
+
+func kueueObject(resource, namespace, name string) acctest.Object {
+	return acctest.Object{GVR: schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: resource}, Namespace: namespace, Name: name}
+}

@@ -1,0 +1,2 @@
+# A ResourceFlavor is cluster-scoped: import it by name.
+terraform import aiplatform_resource_flavor.h100 h100

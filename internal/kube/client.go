@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -72,6 +73,10 @@ type Client struct {
 	dyn     dynamic.Interface
 	typed   kubernetes.Interface
 	initErr error
+
+	nodes    listCache[corev1.Node]
+	pods     listCache[corev1.Pod]
+	versions sync.Map // group/resource → served version, when not the Kind's own
 }
 
 // NewClient resolves the configuration into a REST config without network access.

@@ -26,6 +26,19 @@ type Kind struct {
 	// Missing is the message given when the server does not serve this resource
 	// at all (its CRD is not installed).
 	Missing string
+	// Alternates are older versions to fall back to, in order, when the server
+	// does not serve Version (Kueue ≤ 0.12 serves only v1beta1).
+	Alternates []string
+	// Convert rewrites an object's fields between Version and an alternate:
+	// down before writing at the alternate, up after reading from it. Objects
+	// of Version are converted in place; nil means the fields are the same.
+	Convert func(obj map[string]any, alternate string, down bool)
+}
+
+// at returns the kind at another version.
+func (k Kind) at(version string) Kind {
+	k.Version = version
+	return k
 }
 
 // GVR is the resource's group/version/resource.
@@ -80,51 +93,142 @@ func NewObject(k Kind, ref Ref, fields map[string]any) *unstructured.Unstructure
 	return &unstructured.Unstructured{Object: obj}
 }
 
-// Apply server-side applies obj with the provider's field manager and returns the
-// live object. Fields this manager set before and obj no longer has are removed.
-func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	ref := Ref{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	ri, err := c.resource(k, ref)
-	if err != nil {
-		return nil, err
+// version returns the kind at the version this server serves, as far as this
+// provider run has learnt: its own version until a request says otherwise.
+func (c *Client) version(k Kind) Kind {
+	if v, ok := c.versions.Load(k.Group + "/" + k.Resource); ok {
+		return k.at(v.(string))
 	}
-	live, err := ri.Apply(ctx, ref.Name, obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: c.forceConflicts})
-	if err != nil {
-		return nil, c.explain(ctx, err, "apply", k, ref)
-	}
-	return live, nil
+	return k
 }
 
-// Get returns the live object, or found=false when it does not exist.
+// fallback is called when the server does not serve kv.Version: it looks up
+// the group's served versions once (one request, only on this path) and
+// remembers the first alternate served.
+func (c *Client) fallback(ctx context.Context, k, kv Kind) (Kind, bool) {
+	if kv.Version != k.Version || len(k.Alternates) == 0 {
+		return kv, false
+	}
+	typed, err := c.Typed()
+	if err != nil {
+		return kv, false
+	}
+	groups, err := typed.Discovery().ServerGroups()
+	if err != nil {
+		return kv, false
+	}
+	served := map[string]bool{}
+	for _, g := range groups.Groups {
+		if g.Name == k.Group {
+			for _, v := range g.Versions {
+				served[v.Version] = true
+			}
+		}
+	}
+	for _, alt := range k.Alternates {
+		if served[alt] {
+			c.versions.Store(k.Group+"/"+k.Resource, alt)
+			return k.at(alt), true
+		}
+	}
+	return kv, false
+}
+
+// convert rewrites obj between k's version and kv's.
+func convert(k, kv Kind, obj *unstructured.Unstructured, down bool) {
+	if obj == nil || kv.Version == k.Version {
+		return
+	}
+	if k.Convert != nil {
+		k.Convert(obj.Object, kv.Version, down)
+	}
+	if down {
+		obj.SetAPIVersion(kv.APIVersion())
+	} else {
+		obj.SetAPIVersion(k.APIVersion())
+	}
+}
+
+// ServedVersion is the version of k this client has used (after any fallback).
+func (c *Client) ServedVersion(k Kind) string { return c.version(k).Version }
+
+// Apply server-side applies obj (written at k's version) with the provider's
+// field manager and returns the live object at k's version. Fields this
+// manager set before and obj no longer has are removed.
+func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ref := Ref{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	kv := c.version(k)
+	for {
+		ri, err := c.resource(kv, ref)
+		if err != nil {
+			return nil, err
+		}
+		send := obj
+		if kv.Version != k.Version {
+			send = obj.DeepCopy()
+			convert(k, kv, send, true)
+		}
+		live, err := ri.Apply(ctx, ref.Name, send, metav1.ApplyOptions{FieldManager: FieldManager, Force: c.forceConflicts})
+		if isResourceNotServed(err) {
+			if next, ok := c.fallback(ctx, k, kv); ok {
+				kv = next
+				continue
+			}
+		}
+		if err != nil {
+			return nil, c.explain(ctx, err, "apply", kv, ref)
+		}
+		convert(k, kv, live, false)
+		return live, nil
+	}
+}
+
+// Get returns the live object at k's version, or found=false when it does not exist.
 func (c *Client) Get(ctx context.Context, k Kind, ref Ref) (obj *unstructured.Unstructured, found bool, err error) {
-	ri, err := c.resource(k, ref)
-	if err != nil {
-		return nil, false, err
+	kv := c.version(k)
+	for {
+		ri, err := c.resource(kv, ref)
+		if err != nil {
+			return nil, false, err
+		}
+		obj, err = ri.Get(ctx, ref.Name, metav1.GetOptions{})
+		if isResourceNotServed(err) {
+			if next, ok := c.fallback(ctx, k, kv); ok {
+				kv = next
+				continue
+			}
+		}
+		if isObjectNotFound(err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, c.explain(ctx, err, "read", kv, ref)
+		}
+		convert(k, kv, obj, false)
+		return obj, true, nil
 	}
-	obj, err = ri.Get(ctx, ref.Name, metav1.GetOptions{})
-	if isObjectNotFound(err) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, c.explain(ctx, err, "read", k, ref)
-	}
-	return obj, true, nil
 }
 
 // Delete deletes the object (background propagation) and waits until it is gone
 // or ctx ends. A missing object is not an error.
 func (c *Client) Delete(ctx context.Context, k Kind, ref Ref) error {
-	ri, err := c.resource(k, ref)
+	kv := c.version(k)
+	ri, err := c.resource(kv, ref)
 	if err != nil {
 		return err
 	}
 	policy := metav1.DeletePropagationBackground
 	err = ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
+	if isResourceNotServed(err) {
+		if next, ok := c.fallback(ctx, k, kv); ok {
+			return c.Delete(ctx, next, ref)
+		}
+	}
 	if isObjectNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return c.explain(ctx, err, "delete", k, ref)
+		return c.explain(ctx, err, "delete", kv, ref)
 	}
 	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		_, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
@@ -134,7 +238,7 @@ func (c *Client) Delete(ctx context.Context, k Kind, ref Ref) error {
 		return false, err
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for %s %s to be deleted: %w", k.Kind, ref, c.explain(ctx, err, "delete", k, ref))
+		return fmt.Errorf("waiting for %s %s to be deleted: %w", k.Kind, ref, c.explain(ctx, err, "delete", kv, ref))
 	}
 	return nil
 }

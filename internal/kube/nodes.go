@@ -1,0 +1,146 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+)
+
+// listCache holds one listing per provider process. Terraform starts a
+// provider process per command, so "once per process" is once per plan or
+// apply, however many resources derive values from it.
+type listCache[T any] struct {
+	mu    sync.Mutex
+	done  bool
+	items []T
+}
+
+func (l *listCache[T]) get(ctx context.Context, list func(context.Context) ([]T, error)) ([]T, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return l.items, nil
+	}
+	items, err := list(ctx)
+	if err != nil {
+		return nil, err // not cached: the next caller tries again
+	}
+	l.items, l.done = items, true
+	return items, nil
+}
+
+// pageSize bounds each LIST response, so 5,000 nodes do not arrive as one body.
+const pageSize = 500
+
+// Nodes lists every node once per provider run and shares the result between
+// all resources (callers must not modify it).
+func (c *Client) Nodes(ctx context.Context) ([]corev1.Node, error) {
+	return c.nodes.get(ctx, func(ctx context.Context) ([]corev1.Node, error) {
+		typed, err := c.Typed()
+		if err != nil {
+			return nil, err
+		}
+		var out []corev1.Node
+		opts := metav1.ListOptions{Limit: pageSize}
+		for {
+			page, err := typed.CoreV1().Nodes().List(ctx, opts)
+			if err != nil {
+				return nil, c.explain(ctx, err, "list", Kind{Kind: "Node", Resource: "nodes", Version: "v1"}, Ref{Name: "*"})
+			}
+			for i := range page.Items {
+				page.Items[i].ManagedFields = nil // not needed, and the bulk of a node's size
+			}
+			out = append(out, page.Items...)
+			if page.Continue == "" {
+				return out, nil
+			}
+			opts.Continue = page.Continue
+		}
+	})
+}
+
+// ActivePods lists the pods that hold resources (not Succeeded or Failed),
+// once per provider run.
+func (c *Client) ActivePods(ctx context.Context) ([]corev1.Pod, error) {
+	return c.pods.get(ctx, func(ctx context.Context) ([]corev1.Pod, error) {
+		typed, err := c.Typed()
+		if err != nil {
+			return nil, err
+		}
+		var out []corev1.Pod
+		opts := metav1.ListOptions{Limit: pageSize, FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"}
+		for {
+			page, err := typed.CoreV1().Pods("").List(ctx, opts)
+			if err != nil {
+				return nil, c.explain(ctx, err, "list", Kind{Kind: "Pod", Resource: "pods", Version: "v1"}, Ref{Name: "*"})
+			}
+			for i := range page.Items {
+				p := &page.Items[i]
+				// Keep what capacity arithmetic reads.
+				p.ManagedFields, p.Annotations, p.Status.Conditions, p.Status.ContainerStatuses = nil, nil, nil, nil
+			}
+			out = append(out, page.Items...)
+			if page.Continue == "" {
+				return out, nil
+			}
+			opts.Continue = page.Continue
+		}
+	})
+}
+
+// ApplyNodeMetadata server-side applies labels and annotations to a node under
+// the given field manager: labels it set before and no longer lists are
+// removed, labels of other managers are untouched.
+func (c *Client) ApplyNodeMetadata(ctx context.Context, node, manager string, labels, annotations map[string]string) error {
+	typed, err := c.Typed()
+	if err != nil {
+		return err
+	}
+	patch := map[string]any{
+		"apiVersion": "v1", "kind": "Node",
+		"metadata": map[string]any{"name": node, "labels": labels, "annotations": annotations},
+	}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = typed.CoreV1().Nodes().Patch(ctx, node, types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: manager, Force: &c.forceConflicts})
+	if err != nil {
+		return c.explain(ctx, err, "apply labels to", Kind{Kind: "Node", Resource: "nodes", Version: "v1"}, Ref{Name: node})
+	}
+	return nil
+}
+
+// UpdateNodeTaints rewrites a node's taints with edit, retrying on write
+// conflicts. Taints are an atomic list, so server-side apply would take the
+// whole list; a read-modify-write keeps other owners' taints.
+func (c *Client) UpdateNodeTaints(ctx context.Context, node string, edit func([]corev1.Taint) []corev1.Taint) error {
+	typed, err := c.Typed()
+	if err != nil {
+		return err
+	}
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := typed.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Spec.Taints = edit(n.Spec.Taints)
+		_, err = typed.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{FieldManager: FieldManager})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil // the node left; nothing to taint
+	}
+	if err != nil {
+		return fmt.Errorf("updating taints of node %s: %w", node, c.explain(ctx, err, "update", Kind{Kind: "Node", Resource: "nodes", Version: "v1"}, Ref{Name: node}))
+	}
+	return nil
+}

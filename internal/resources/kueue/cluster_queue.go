@@ -1,29 +1,39 @@
 package kueue
 
 import (
+	"context"
 	"fmt"
+	"math"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
 type clusterQueueModel struct {
 	object.ClusterMeta
-	Cohort            types.String    `tfsdk:"cohort"`
-	QueueingStrategy  types.String    `tfsdk:"queueing_strategy"`
-	StopPolicy        types.String    `tfsdk:"stop_policy"`
-	NamespaceSelector *labelSelector  `tfsdk:"namespace_selector"`
-	ResourceGroups    []resourceGroup `tfsdk:"resource_groups"`
+	Cohort            types.String       `tfsdk:"cohort"`
+	QueueingStrategy  types.String       `tfsdk:"queueing_strategy"`
+	StopPolicy        types.String       `tfsdk:"stop_policy"`
+	NamespaceSelector *labelSelector     `tfsdk:"namespace_selector"`
+	Preemption        *preemption        `tfsdk:"preemption"`
+	FairSharing       *fairSharing       `tfsdk:"fair_sharing"`
+	FlavorFungibility *flavorFungibility `tfsdk:"flavor_fungibility"`
+	AdmissionChecks   []types.String     `tfsdk:"admission_checks"`
+	ResourceGroups    []resourceGroup    `tfsdk:"resource_groups"`
 }
 
 type labelSelector struct {
@@ -37,22 +47,46 @@ type selectorRequirement struct {
 	Values   []types.String `tfsdk:"values"`
 }
 
-type resourceGroup struct {
-	CoveredResources []types.String `tfsdk:"covered_resources"`
-	Flavors          []flavorQuotas `tfsdk:"flavors"`
+type preemption struct {
+	WithinClusterQueue  types.String        `tfsdk:"within_cluster_queue"`
+	ReclaimWithinCohort types.String        `tfsdk:"reclaim_within_cohort"`
+	BorrowWithinCohort  *borrowWithinCohort `tfsdk:"borrow_within_cohort"`
 }
 
-type flavorQuotas struct {
-	Name      types.String    `tfsdk:"name"`
-	Resources []resourceQuota `tfsdk:"resources"`
+type borrowWithinCohort struct {
+	Policy               types.String `tfsdk:"policy"`
+	MaxPriorityThreshold types.Int64  `tfsdk:"max_priority_threshold"`
 }
 
-type resourceQuota struct {
-	Name           types.String `tfsdk:"name"`
-	NominalQuota   types.String `tfsdk:"nominal_quota"`
-	BorrowingLimit types.String `tfsdk:"borrowing_limit"`
-	LendingLimit   types.String `tfsdk:"lending_limit"`
+type fairSharing struct {
+	Weight types.String `tfsdk:"weight"`
 }
+
+type flavorFungibility struct {
+	WhenCanBorrow  types.String `tfsdk:"when_can_borrow"`
+	WhenCanPreempt types.String `tfsdk:"when_can_preempt"`
+	Preference     types.String `tfsdk:"preference"`
+}
+
+// Kueue's CRD defaults for the objects below; the schema carries the same
+// defaults so a server-defaulted field never shows as a diff.
+var (
+	borrowWithinCohortTypes = map[string]attr.Type{"policy": types.StringType, "max_priority_threshold": types.Int64Type}
+	preemptionTypes         = map[string]attr.Type{
+		"within_cluster_queue": types.StringType, "reclaim_within_cohort": types.StringType,
+		"borrow_within_cohort": types.ObjectType{AttrTypes: borrowWithinCohortTypes},
+	}
+	preemptionDefault = types.ObjectValueMust(preemptionTypes, map[string]attr.Value{
+		"within_cluster_queue": types.StringValue("Never"), "reclaim_within_cohort": types.StringValue("Never"),
+		"borrow_within_cohort": types.ObjectValueMust(borrowWithinCohortTypes, map[string]attr.Value{
+			"policy": types.StringValue("Never"), "max_priority_threshold": types.Int64Null(),
+		}),
+	})
+	fungibilityTypes   = map[string]attr.Type{"when_can_borrow": types.StringType, "when_can_preempt": types.StringType, "preference": types.StringType}
+	fungibilityDefault = types.ObjectValueMust(fungibilityTypes, map[string]attr.Value{
+		"when_can_borrow": types.StringValue("MayStopSearch"), "when_can_preempt": types.StringValue("TryNextFlavor"), "preference": types.StringNull(),
+	})
+)
 
 // NewClusterQueue is aiplatform_cluster_queue.
 func NewClusterQueue() resource.Resource {
@@ -60,11 +94,12 @@ func NewClusterQueue() resource.Resource {
 		TypeName: "cluster_queue",
 		Kind:     clusterQueueKind,
 		Description: "A Kueue ClusterQueue: quota per resource flavor for the workloads of the namespaces it selects, " +
-			"optionally shared with other queues of a cohort.",
+			"optionally shared with the other members of a cohort. Quota is either fixed or derived at every plan from " +
+			"the allocatable resources of the live nodes (`from_allocatable`), so it follows the hardware.",
 		Attributes: map[string]schema.Attribute{
 			"cohort": schema.StringAttribute{
 				Optional:            true,
-				MarkdownDescription: "Cohort (Kueue `spec.cohortName`) whose queues lend and borrow unused quota. Needed for `borrowing_limit`.",
+				MarkdownDescription: "Cohort (Kueue `spec.cohortName`) whose members lend and borrow unused quota. Needed for `borrowing_limit`.",
 				Validators:          []validator.String{validators.DNSSubdomain()},
 			},
 			"queueing_strategy": schema.StringAttribute{
@@ -95,40 +130,69 @@ func NewClusterQueue() resource.Resource {
 					},
 				},
 			},
-			"resource_groups": schema.ListNestedAttribute{
-				Required: true,
-				MarkdownDescription: "Groups of resources whose quota is given together per flavor. Every flavor of a group lists " +
-					"exactly the group's `covered_resources`, in the same order.",
-				Validators: []validator.List{listvalidator.SizeBetween(1, 16)},
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"covered_resources": schema.ListAttribute{
-						ElementType: types.StringType, Required: true,
-						MarkdownDescription: "Resource names, e.g. `[\"cpu\", \"memory\", \"nvidia.com/gpu\"]`.",
-						Validators:          []validator.List{listvalidator.SizeBetween(1, 64), listvalidator.ValueStringsAre(validators.QualifiedName())},
+			"preemption": schema.SingleNestedAttribute{
+				Optional: true, Computed: true,
+				Default:             objectdefault.StaticValue(preemptionDefault),
+				MarkdownDescription: "Which admitted workloads a pending one may evict. Default: never preempt.",
+				Attributes: map[string]schema.Attribute{
+					"within_cluster_queue": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Never"),
+						MarkdownDescription: "`Never` (default), `LowerPriority` or `LowerOrNewerEqualPriority`: evict workloads of this queue.",
+						Validators:          []validator.String{stringvalidator.OneOf("Never", "LowerPriority", "LowerOrNewerEqualPriority")}},
+					"reclaim_within_cohort": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Never"),
+						MarkdownDescription: "`Never` (default), `LowerPriority` or `Any`: take back lent quota by evicting other queues' workloads.",
+						Validators:          []validator.String{stringvalidator.OneOf("Never", "LowerPriority", "Any")}},
+					"borrow_within_cohort": schema.SingleNestedAttribute{
+						Optional: true, Computed: true,
+						Default: objectdefault.StaticValue(types.ObjectValueMust(borrowWithinCohortTypes, map[string]attr.Value{
+							"policy": types.StringValue("Never"), "max_priority_threshold": types.Int64Null(),
+						})),
+						MarkdownDescription: "Preempt in other queues of the cohort while borrowing. Needs `reclaim_within_cohort` other than `Never`.",
+						Attributes: map[string]schema.Attribute{
+							"policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Never"),
+								MarkdownDescription: "`Never` (default) or `LowerPriority`.", Validators: []validator.String{stringvalidator.OneOf("Never", "LowerPriority")}},
+							"max_priority_threshold": schema.Int64Attribute{Optional: true,
+								MarkdownDescription: "Only preempt workloads of at most this priority.",
+								Validators:          []validator.Int64{int64validator.Between(math.MinInt32, math.MaxInt32)}},
+						},
 					},
-					"flavors": schema.ListNestedAttribute{
-						Required:            true,
-						MarkdownDescription: "Flavors in order of preference.",
-						Validators:          []validator.List{listvalidator.SizeBetween(1, 64)},
-						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-							"name": schema.StringAttribute{Required: true, MarkdownDescription: "ResourceFlavor name.", Validators: []validator.String{validators.DNSSubdomain()}},
-							"resources": schema.ListNestedAttribute{
-								Required: true,
-								NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-									"name":            schema.StringAttribute{Required: true, Validators: []validator.String{validators.QualifiedName()}},
-									"nominal_quota":   schema.StringAttribute{Required: true, MarkdownDescription: "Quota as a Kubernetes quantity, e.g. `\"8\"`, `\"64Gi\"`.", Validators: []validator.String{validators.Quantity()}},
-									"borrowing_limit": schema.StringAttribute{Optional: true, MarkdownDescription: "Most this queue may borrow from its cohort. Needs `cohort`.", Validators: []validator.String{validators.Quantity()}},
-									"lending_limit":   schema.StringAttribute{Optional: true, MarkdownDescription: "Most of the nominal quota other queues of the cohort may borrow. At most `nominal_quota`.", Validators: []validator.String{validators.Quantity()}},
-								}},
-							},
-						}},
-					},
-				}},
+				},
 			},
+			"fair_sharing": schema.SingleNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Fair sharing of the cohort's unused quota (when Kueue's fair sharing is enabled).",
+				Attributes: map[string]schema.Attribute{
+					"weight": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("1"),
+						MarkdownDescription: "Share of unused quota relative to the other members, a quantity. Default `\"1\"`.",
+						Validators:          []validator.String{validators.Quantity()}},
+				},
+			},
+			"flavor_fungibility": schema.SingleNestedAttribute{
+				Optional: true, Computed: true,
+				Default:             objectdefault.StaticValue(fungibilityDefault),
+				MarkdownDescription: "Whether a workload that would need to borrow or preempt in one flavor tries the next flavor first.",
+				Attributes: map[string]schema.Attribute{
+					"when_can_borrow": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("MayStopSearch"),
+						MarkdownDescription: "`MayStopSearch` (default) or `TryNextFlavor`.", Validators: []validator.String{stringvalidator.OneOf("MayStopSearch", "TryNextFlavor")}},
+					"when_can_preempt": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("TryNextFlavor"),
+						MarkdownDescription: "`TryNextFlavor` (default) or `MayStopSearch`.", Validators: []validator.String{stringvalidator.OneOf("MayStopSearch", "TryNextFlavor")}},
+					"preference": schema.StringAttribute{Optional: true,
+						MarkdownDescription: "`BorrowingOverPreemption` or `PreemptionOverBorrowing`; needs both `when_can_*` set to `TryNextFlavor`.",
+						Validators:          []validator.String{stringvalidator.OneOf("BorrowingOverPreemption", "PreemptionOverBorrowing")}},
+				},
+			},
+			"admission_checks": schema.ListAttribute{
+				ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Names of AdmissionChecks every workload of this queue must pass.",
+				Validators:          []validator.List{listvalidator.SizeBetween(1, 64), listvalidator.UniqueValues()},
+			},
+			"resource_groups": resourceGroupsAttribute("ClusterQueue"),
 		},
 		Fields:   clusterQueueFields,
 		Read:     readClusterQueue,
 		Validate: validateClusterQueue,
+		ModifyPlan: func(ctx context.Context, c *kube.Client, plan *clusterQueueModel) diag.Diagnostics {
+			return planQuotas(ctx, c, plan.ResourceGroups)
+		},
 	})
 }
 
@@ -138,28 +202,133 @@ func clusterQueueFields(m *clusterQueueModel) map[string]any {
 	object.Put(spec, "queueingStrategy", m.QueueingStrategy)
 	object.Put(spec, "stopPolicy", m.StopPolicy)
 	spec["namespaceSelector"] = selectorOut(m.NamespaceSelector)
-	groups := make([]any, len(m.ResourceGroups))
-	for i, g := range m.ResourceGroups {
-		flavors := make([]any, len(g.Flavors))
-		for j, f := range g.Flavors {
-			resources := make([]any, len(f.Resources))
-			for k, r := range f.Resources {
-				rm := map[string]any{}
-				object.Put(rm, "name", r.Name)
-				object.Put(rm, "nominalQuota", r.NominalQuota)
-				object.Put(rm, "borrowingLimit", r.BorrowingLimit)
-				object.Put(rm, "lendingLimit", r.LendingLimit)
-				resources[k] = rm
-			}
-			flavors[j] = map[string]any{"name": f.Name.ValueString(), "resources": resources}
+	if p := m.Preemption; p != nil {
+		pm := map[string]any{}
+		object.Put(pm, "withinClusterQueue", p.WithinClusterQueue)
+		object.Put(pm, "reclaimWithinCohort", p.ReclaimWithinCohort)
+		if b := p.BorrowWithinCohort; b != nil {
+			bm := map[string]any{}
+			object.Put(bm, "policy", b.Policy)
+			object.Put(bm, "maxPriorityThreshold", b.MaxPriorityThreshold)
+			pm["borrowWithinCohort"] = bm
 		}
-		groups[i] = map[string]any{"coveredResources": object.ListOut(g.CoveredResources), "flavors": flavors}
+		spec["preemption"] = pm
 	}
-	spec["resourceGroups"] = groups
+	if f := m.FairSharing; f != nil {
+		fm := map[string]any{}
+		object.Put(fm, "weight", f.Weight)
+		spec["fairSharing"] = fm
+	}
+	if f := m.FlavorFungibility; f != nil {
+		fm := map[string]any{}
+		object.Put(fm, "whenCanBorrow", f.WhenCanBorrow)
+		object.Put(fm, "whenCanPreempt", f.WhenCanPreempt)
+		object.Put(fm, "preference", f.Preference)
+		spec["flavorFungibility"] = fm
+	}
+	if len(m.AdmissionChecks) > 0 {
+		checks := make([]any, len(m.AdmissionChecks))
+		for i, c := range m.AdmissionChecks {
+			checks[i] = map[string]any{"name": c.ValueString()}
+		}
+		spec["admissionChecksStrategy"] = map[string]any{"admissionChecks": checks}
+	}
+	spec["resourceGroups"] = resourceGroupsOut(m.ResourceGroups)
 	return map[string]any{"spec": spec}
 }
 
-// selectorOut writes a label selector; nil means every namespace ({}).
+func readClusterQueue(live map[string]any, m *clusterQueueModel) {
+	spec := object.Fields(live, "spec")
+	m.Cohort = object.String(spec["cohortName"], m.Cohort)
+	m.QueueingStrategy = object.String(spec["queueingStrategy"], m.QueueingStrategy)
+	m.StopPolicy = object.String(spec["stopPolicy"], m.StopPolicy)
+	m.NamespaceSelector = selectorIn(object.Fields(spec, "namespaceSelector"), m.NamespaceSelector)
+	if pm := object.Fields(spec, "preemption"); pm != nil {
+		prior := m.Preemption
+		if prior == nil {
+			prior = &preemption{}
+		}
+		p := &preemption{
+			WithinClusterQueue:  object.String(pm["withinClusterQueue"], prior.WithinClusterQueue),
+			ReclaimWithinCohort: object.String(pm["reclaimWithinCohort"], prior.ReclaimWithinCohort),
+		}
+		if bm := object.Fields(pm, "borrowWithinCohort"); bm != nil {
+			p.BorrowWithinCohort = &borrowWithinCohort{Policy: object.String(bm["policy"], types.StringNull()), MaxPriorityThreshold: object.Int64(bm["maxPriorityThreshold"])}
+		}
+		m.Preemption = p
+	} else {
+		m.Preemption = nil
+	}
+	if fm := object.Fields(spec, "fairSharing"); fm != nil {
+		prior := types.StringNull()
+		if m.FairSharing != nil {
+			prior = m.FairSharing.Weight
+		}
+		m.FairSharing = &fairSharing{Weight: object.Quantity(fm["weight"], prior)}
+	} else {
+		m.FairSharing = nil
+	}
+	if fm := object.Fields(spec, "flavorFungibility"); fm != nil {
+		m.FlavorFungibility = &flavorFungibility{
+			WhenCanBorrow:  object.String(fm["whenCanBorrow"], types.StringNull()),
+			WhenCanPreempt: object.String(fm["whenCanPreempt"], types.StringNull()),
+			Preference:     object.String(fm["preference"], types.StringNull()),
+		}
+	} else {
+		m.FlavorFungibility = nil
+	}
+	var checks []types.String
+	for _, c := range object.Items(spec, "admissionChecksStrategy", "admissionChecks") {
+		checks = append(checks, object.String(c["name"], types.StringNull()))
+	}
+	if checks == nil {
+		checks = emptyOrNil(m.AdmissionChecks)
+	}
+	m.AdmissionChecks = checks
+	m.ResourceGroups = resourceGroupsIn(object.Items(spec, "resourceGroups"), m.ResourceGroups)
+}
+
+func validateClusterQueue(m *clusterQueueModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	diags.Append(validateSelector(m.NamespaceSelector)...)
+	if p := m.Preemption; p != nil && p.BorrowWithinCohort != nil &&
+		p.ReclaimWithinCohort.ValueString() == "Never" && !p.BorrowWithinCohort.Policy.IsNull() && !p.BorrowWithinCohort.Policy.IsUnknown() &&
+		p.BorrowWithinCohort.Policy.ValueString() != "Never" {
+		diags.AddAttributeError(path.Root("preemption").AtName("borrow_within_cohort").AtName("policy"), "borrow_within_cohort needs reclaim_within_cohort",
+			"Kueue only preempts while borrowing when reclaim_within_cohort is LowerPriority or Any.")
+	}
+	if f := m.FlavorFungibility; f != nil && !f.Preference.IsNull() &&
+		(f.WhenCanBorrow.ValueString() != "TryNextFlavor" || f.WhenCanPreempt.ValueString() != "TryNextFlavor") &&
+		!f.WhenCanBorrow.IsUnknown() && !f.WhenCanPreempt.IsUnknown() {
+		diags.AddAttributeError(path.Root("flavor_fungibility").AtName("preference"), "preference needs TryNextFlavor",
+			"Kueue accepts a preference only when when_can_borrow and when_can_preempt are both TryNextFlavor.")
+	}
+	hasCohort := !m.Cohort.IsNull() && m.Cohort.ValueString() != ""
+	diags.Append(validateResourceGroups(m.ResourceGroups, hasCohort || m.Cohort.IsUnknown())...)
+	return diags
+}
+
+func validateSelector(s *labelSelector) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if s == nil {
+		return diags
+	}
+	for i, e := range s.MatchExpressions {
+		p := path.Root("namespace_selector").AtName("match_expressions").AtListIndex(i).AtName("values")
+		switch op := e.Operator.ValueString(); op {
+		case "In", "NotIn":
+			if len(e.Values) == 0 {
+				diags.AddAttributeError(p, "Values required", fmt.Sprintf("operator %q needs at least one value.", op))
+			}
+		case "Exists", "DoesNotExist":
+			if len(e.Values) > 0 {
+				diags.AddAttributeError(p, "Values not allowed", fmt.Sprintf("operator %q takes no values.", op))
+			}
+		}
+	}
+	return diags
+}
+
 func selectorOut(s *labelSelector) map[string]any {
 	out := map[string]any{}
 	if s == nil {
@@ -176,48 +345,6 @@ func selectorOut(s *labelSelector) map[string]any {
 		out["matchExpressions"] = exprs
 	}
 	return out
-}
-
-func readClusterQueue(live map[string]any, m *clusterQueueModel) {
-	spec := object.Fields(live, "spec")
-	m.Cohort = object.String(spec["cohortName"], m.Cohort)
-	m.QueueingStrategy = object.String(spec["queueingStrategy"], m.QueueingStrategy)
-	m.StopPolicy = object.String(spec["stopPolicy"], m.StopPolicy)
-	m.NamespaceSelector = selectorIn(object.Fields(spec, "namespaceSelector"), m.NamespaceSelector)
-
-	prior := map[[2]string]resourceQuota{}
-	for _, g := range m.ResourceGroups {
-		for _, f := range g.Flavors {
-			for _, r := range f.Resources {
-				prior[[2]string{f.Name.ValueString(), r.Name.ValueString()}] = r
-			}
-		}
-	}
-	var groups []resourceGroup
-	var priorGroups = m.ResourceGroups
-	for i, g := range object.Items(spec, "resourceGroups") {
-		var pg resourceGroup
-		if i < len(priorGroups) {
-			pg = priorGroups[i]
-		}
-		rg := resourceGroup{CoveredResources: object.StringList(g["coveredResources"], pg.CoveredResources)}
-		for _, f := range object.Items(g, "flavors") {
-			fq := flavorQuotas{Name: object.String(f["name"], types.StringNull())}
-			for _, r := range object.Items(f, "resources") {
-				name := object.String(r["name"], types.StringNull())
-				p := prior[[2]string{fq.Name.ValueString(), name.ValueString()}]
-				fq.Resources = append(fq.Resources, resourceQuota{
-					Name:           name,
-					NominalQuota:   object.Quantity(r["nominalQuota"], p.NominalQuota),
-					BorrowingLimit: object.Quantity(r["borrowingLimit"], p.BorrowingLimit),
-					LendingLimit:   object.Quantity(r["lendingLimit"], p.LendingLimit),
-				})
-			}
-			rg.Flavors = append(rg.Flavors, fq)
-		}
-		groups = append(groups, rg)
-	}
-	m.ResourceGroups = groups
 }
 
 // selectorIn reads a namespace selector. Match-all ({} or absent) reads as unset
@@ -246,82 +373,4 @@ func selectorIn(live map[string]any, prior *labelSelector) *labelSelector {
 		return nil
 	}
 	return s
-}
-
-// validateClusterQueue checks at plan time what Kueue's CRD and webhook would
-// reject at apply time, with the attribute path of the offending value.
-func validateClusterQueue(m *clusterQueueModel) diag.Diagnostics {
-	var diags diag.Diagnostics
-	if m.NamespaceSelector != nil {
-		for i, e := range m.NamespaceSelector.MatchExpressions {
-			p := path.Root("namespace_selector").AtName("match_expressions").AtListIndex(i).AtName("values")
-			switch op := e.Operator.ValueString(); op {
-			case "In", "NotIn":
-				if len(e.Values) == 0 {
-					diags.AddAttributeError(p, "Values required", fmt.Sprintf("operator %q needs at least one value.", op))
-				}
-			case "Exists", "DoesNotExist":
-				if len(e.Values) > 0 {
-					diags.AddAttributeError(p, "Values not allowed", fmt.Sprintf("operator %q takes no values.", op))
-				}
-			}
-		}
-	}
-	hasCohort := !m.Cohort.IsNull() && m.Cohort.ValueString() != ""
-	seenResource := map[string]int{} // resource → index of the group covering it
-	seenFlavor := map[string]bool{}
-	for i, g := range m.ResourceGroups {
-		gp := path.Root("resource_groups").AtListIndex(i)
-		for j, r := range g.CoveredResources {
-			if r.IsUnknown() {
-				continue
-			}
-			rp := gp.AtName("covered_resources").AtListIndex(j)
-			if prev, dup := seenResource[r.ValueString()]; dup && prev == i {
-				diags.AddAttributeError(rp, "Duplicate covered resource",
-					fmt.Sprintf("%q is listed twice in this resource group.", r.ValueString()))
-			} else if dup {
-				diags.AddAttributeError(rp, "Resource in two resource groups",
-					fmt.Sprintf("%q is already covered by resource_groups[%d]; a resource belongs to one group.", r.ValueString(), prev))
-			}
-			seenResource[r.ValueString()] = i
-		}
-		for j, f := range g.Flavors {
-			fp := gp.AtName("flavors").AtListIndex(j)
-			if seenFlavor[f.Name.ValueString()] && !f.Name.IsUnknown() {
-				diags.AddAttributeError(fp.AtName("name"), "Duplicate flavor",
-					fmt.Sprintf("flavor %q appears more than once; a flavor may appear once per ClusterQueue.", f.Name.ValueString()))
-			}
-			seenFlavor[f.Name.ValueString()] = true
-			diags.Append(validateFlavorResources(fp, g.CoveredResources, f.Resources, hasCohort)...)
-		}
-	}
-	return diags
-}
-
-func validateFlavorResources(fp path.Path, covered []types.String, rs []resourceQuota, hasCohort bool) diag.Diagnostics {
-	var diags diag.Diagnostics
-	rp := fp.AtName("resources")
-	if len(rs) != len(covered) {
-		diags.AddAttributeError(rp, "Resources do not match covered_resources",
-			fmt.Sprintf("this flavor gives quota for %d resources but the group covers %d (%s); list each covered resource once, in the same order.",
-				len(rs), len(covered), names(covered)))
-	}
-	for k, r := range rs {
-		ip := rp.AtListIndex(k)
-		if k < len(covered) && !r.Name.IsUnknown() && !covered[k].IsUnknown() && r.Name.ValueString() != covered[k].ValueString() {
-			diags.AddAttributeError(ip.AtName("name"), "Resource not in covered_resources order",
-				fmt.Sprintf("resource %d is %q but covered_resources[%d] is %q; Kueue requires the same resources in the same order (%s).",
-					k, r.Name.ValueString(), k, covered[k].ValueString(), names(covered)))
-		}
-		if !r.BorrowingLimit.IsNull() && !hasCohort {
-			diags.AddAttributeError(ip.AtName("borrowing_limit"), "borrowing_limit without cohort",
-				"a queue can only borrow from a cohort: set cohort or remove borrowing_limit.")
-		}
-		if nominal, lending, ok := quantities(r.NominalQuota, r.LendingLimit); ok && lending.Cmp(nominal) > 0 {
-			diags.AddAttributeError(ip.AtName("lending_limit"), "lending_limit above nominal_quota",
-				fmt.Sprintf("lending_limit %s is more than nominal_quota %s; a queue cannot lend more than it has.", lending.String(), nominal.String()))
-		}
-	}
-	return diags
 }

@@ -10,13 +10,45 @@ const (
 	missing = "the Kueue CRDs are not installed in this cluster: add aiplatform_kueue or install Kueue"
 )
 
-func kind(resource, kindName string, namespaced bool) kube.Kind {
-	return kube.Kind{Group: group, Version: version, Resource: resource, Kind: kindName, Namespaced: namespaced, Missing: missing}
+// kind is a Kueue kind written at v1beta2, or at v1beta1 on clusters that
+// serve only that (Kueue ≤ 0.12, which many clusters still run).
+func kind(resource, kindName string, namespaced bool, convert func(map[string]any, string, bool)) kube.Kind {
+	return kube.Kind{Group: group, Version: version, Resource: resource, Kind: kindName, Namespaced: namespaced,
+		Missing: missing, Alternates: []string{"v1beta1"}, Convert: convert}
 }
 
 var (
-	resourceFlavorKind        = kind("resourceflavors", "ResourceFlavor", false)
-	workloadPriorityClassKind = kind("workloadpriorityclasses", "WorkloadPriorityClass", false)
-	clusterQueueKind          = kind("clusterqueues", "ClusterQueue", false)
-	localQueueKind            = kind("localqueues", "LocalQueue", true)
+	resourceFlavorKind        = kind("resourceflavors", "ResourceFlavor", false, nil)
+	workloadPriorityClassKind = kind("workloadpriorityclasses", "WorkloadPriorityClass", false, nil)
+	clusterQueueKind          = kind("clusterqueues", "ClusterQueue", false, clusterQueueV1beta1)
+	localQueueKind            = kind("localqueues", "LocalQueue", true, nil)
+	cohortKind                = kind("cohorts", "Cohort", false, nil)
 )
+
+// clusterQueueV1beta1 converts the fields of a ClusterQueue that v1beta2
+// renamed: spec.cohort became spec.cohortName, and the flavor fungibility
+// values Borrow and Preempt became MayStopSearch.
+func clusterQueueV1beta1(obj map[string]any, _ string, down bool) {
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return
+	}
+	from, to := "cohortName", "cohort"
+	if !down {
+		from, to = to, from
+	}
+	if v, ok := spec[from]; ok {
+		spec[to] = v
+		delete(spec, from)
+	}
+	ff, _ := spec["flavorFungibility"].(map[string]any)
+	for key, old := range map[string]string{"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"} {
+		switch {
+		case ff == nil:
+		case down && ff[key] == "MayStopSearch":
+			ff[key] = old
+		case !down && ff[key] == old:
+			ff[key] = "MayStopSearch"
+		}
+	}
+}

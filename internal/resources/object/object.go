@@ -85,6 +85,9 @@ type Spec[T any] struct {
 	// Validate checks the model across attributes without I/O. It runs at plan
 	// time when the configuration is known, and again before every write.
 	Validate func(m *T) diag.Diagnostics
+	// ModifyPlan computes planned values from the live cluster (derived quota)
+	// and may warn. c is nil when the provider's configuration is not known yet.
+	ModifyPlan func(ctx context.Context, c *kube.Client, plan *T) diag.Diagnostics
 }
 
 // Resource is the generic Terraform resource for one Kubernetes object.

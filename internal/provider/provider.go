@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/gpu"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
 )
 
@@ -137,13 +138,17 @@ func boolOr(v types.Bool, env string) bool {
 
 func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
+		gpu.NewNodePool,
 		kueue.NewResourceFlavor,
 		kueue.NewWorkloadPriorityClass,
 		kueue.NewClusterQueue,
 		kueue.NewLocalQueue,
+		kueue.NewCohort,
 	}
 }
 
 func (p *aiplatform) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		gpu.NewCapacityDataSource,
+	}
 }

@@ -82,8 +82,9 @@ type Spec[T any] struct {
 	// prior state (everything null on import), which decides between spellings
 	// the server treats as equal, so a refresh never invents a diff.
 	Read func(live map[string]any, m *T)
-	// Validate checks the model across attributes without I/O. It runs at plan
-	// time when the configuration is known, and again before every write.
+	// Validate checks the configuration across attributes without I/O. It runs
+	// at plan time when the configuration is known, and again during apply,
+	// when Terraform validates the configuration with every value known.
 	Validate func(m *T) diag.Diagnostics
 	// ModifyPlan computes planned values from the live cluster (derived quota)
 	// and may warn. c is nil when the provider's configuration is not known yet.
@@ -105,7 +106,25 @@ var (
 	_ resource.ResourceWithConfigure      = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
 	_ resource.ResourceWithImportState    = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
 	_ resource.ResourceWithValidateConfig = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
+	_ resource.ResourceWithModifyPlan     = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
 )
+
+func (r *Resource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.spec.ModifyPlan == nil || req.Plan.Raw.IsNull() {
+		return // nothing to compute, or a destroy
+	}
+	var m T
+	// A plan with values unknown until apply (whole lists from other
+	// resources) cannot be decoded; its derived values stay unknown.
+	if d := req.Plan.Get(ctx, &m); d.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(r.spec.ModifyPlan(ctx, r.client, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+}
 
 func (r *Resource[T, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_" + r.spec.TypeName
@@ -217,14 +236,11 @@ func (r *Resource[T, P]) Update(ctx context.Context, req resource.UpdateRequest,
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// apply validates, server-side applies and reads the result back into m.
+// apply server-side applies m and reads the result back into m. (Terraform
+// validates the configuration again during apply, with every value known, so
+// Validate has already run on what is written.)
 func (r *Resource[T, P]) apply(ctx context.Context, m *T) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if r.spec.Validate != nil {
-		if diags = withPaths(r.spec.Validate(m)); diags.HasError() {
-			return diags
-		}
-	}
 	if r.client == nil {
 		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
 		return diags

@@ -13,9 +13,12 @@ import (
 )
 
 // One cluster for the package: the Kueue CRDs from the module cache, no Kueue
-// manager (these tests judge the objects the provider writes and reads).
+// manager (these tests judge the objects the provider writes and reads), and
+// two fake 8-GPU nodes for quota derived from allocatable.
 func TestMain(m *testing.M) {
-	opts := testenv.Options{}
+	opts := testenv.Options{Nodes: []testenv.NodePool{
+		{Name: "cq", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", Labels: map[string]string{"testpool": "cq"}},
+	}}
 	if os.Getenv("TF_ACC") != "" {
 		dir, err := testenv.KueueCRDDir(context.Background())
 		if err != nil {

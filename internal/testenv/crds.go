@@ -25,7 +25,8 @@ import (
 
 // ApplyCRDs creates or updates every CustomResourceDefinition found in the YAML
 // (or JSON) files of dirs, other documents being ignored, then waits until all
-// are Established.
+// are Established. An existing CRD keeps its conversion webhook unless the file
+// sets spec.conversion.
 func (e *Env) ApplyCRDs(ctx context.Context, dirs ...string) error {
 	crds, err := readCRDs(dirs)
 	if err != nil {
@@ -48,6 +49,14 @@ func (e *Env) ApplyCRDs(ctx context.Context, dirs ...string) error {
 			}
 			update := crd.DeepCopy()
 			update.ResourceVersion = live.ResourceVersion
+			// A CRD file without spec.conversion (the usual case: conversion
+			// webhooks are set by whoever serves them, StartKueue here) keeps
+			// the cluster's, as kubectl apply would. Replaced by the default
+			// (None), a running Kueue manager would lose its conversion
+			// webhooks.
+			if update.Spec.Conversion == nil {
+				update.Spec.Conversion = live.Spec.Conversion
+			}
 			_, err = api.Update(ctx, update, metav1.UpdateOptions{})
 			return err
 		})

@@ -1,8 +1,9 @@
 // Package testenv runs a real, local Kubernetes control plane for acceptance tests
 // and the demo, without Docker: etcd, kube-apiserver and, when scheduling is asked
 // for, kube-controller-manager, kube-scheduler and kwok (which plays the kubelet of
-// fake GPU nodes). Every process listens on 127.0.0.1 only, on free ports, with its
-// state in one directory.
+// fake GPU nodes), and with Options.RunKueue the Kueue manager, whose webhooks the
+// API server calls on loopback. Every process listens on 127.0.0.1 only, on free
+// ports, with its state in one directory.
 //
 // The binaries are built from Go modules (see tools/go.mod) on first use and
 // cached outside the repository, keyed by version; see EnsureBinaries.

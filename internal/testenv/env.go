@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,9 +42,21 @@ type Options struct {
 	// (create or update), waiting until each CRD is Established.
 	CRDDirs []string
 
-	// Kueue also builds the Kueue manager binary (Env.Binaries[Kueue]) for
-	// tests that run it as a local process. It is not started.
+	// Kueue also builds the Kueue manager binary (Env.Binaries[Kueue]).
+	// It is started only with RunKueue.
 	Kueue bool
+
+	// RunKueue runs the Kueue manager as a local process once the cluster is
+	// up, so that Kueue admits, holds and preempts Jobs (see StartKueue).
+	// Implies Kueue, Scheduling and Kueue's CRDs (KueueCRDDir). With
+	// TESTENV_KUBECONFIG nothing is started: the external cluster must run
+	// Kueue already, and Start waits until its webhooks answer.
+	RunKueue bool
+
+	// KueueFrameworks are the integrations the Kueue manager enables
+	// (integrations.frameworks in its configuration), default
+	// DefaultKueueFrameworks. Only these frameworks' webhooks are registered.
+	KueueFrameworks []string
 
 	// Controllers overrides kube-controller-manager's --controllers
 	// (default DefaultControllers).
@@ -104,6 +117,7 @@ type Env struct {
 	removeDir bool
 	pki       *pki
 	ports     ports
+	kueue     *kueueLocal // with RunKueue
 
 	mu      sync.Mutex
 	procs   []*process // in start order; Stop goes in reverse
@@ -112,6 +126,7 @@ type Env struct {
 
 type ports struct {
 	etcdClient, etcdPeer, apiServer, controllerManager, scheduler int
+	kueueWebhook, kueueHealth                                     int
 }
 
 // Start brings up a cluster as described by opts, building missing binaries
@@ -133,6 +148,16 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	if path := os.Getenv("TESTENV_KUBECONFIG"); path != "" {
 		return startExternal(ctx, path, opts)
+	}
+	if opts.RunKueue {
+		opts.Kueue, opts.Scheduling = true, true
+		crds, err := KueueCRDDir(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(opts.CRDDirs, crds) {
+			opts.CRDDirs = append(slices.Clip(opts.CRDDirs), crds)
+		}
 	}
 
 	components := []Component{Etcd, APIServer}
@@ -193,11 +218,11 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 		return nil, err
 	}
 	e.Token, e.CAData = e.pki.token, e.pki.caPEM
-	free, err := pickPorts(5)
+	free, err := pickPorts(7)
 	if err != nil {
 		return nil, err
 	}
-	e.ports = ports{free[0], free[1], free[2], free[3], free[4]}
+	e.ports = ports{free[0], free[1], free[2], free[3], free[4], free[5], free[6]}
 	e.Host = fmt.Sprintf("https://127.0.0.1:%d", e.ports.apiServer)
 	e.Kubeconfig = filepath.Join(e.Dir, "kubeconfig")
 	if err := writeKubeconfig(e.Kubeconfig, e.Host, e.CAData, e.Token); err != nil {
@@ -224,6 +249,14 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 	}
 	if err := e.setup(ctx); err != nil {
 		return nil, err
+	}
+	if opts.RunKueue {
+		if err := e.prepareKueue(ctx); err != nil {
+			return nil, err
+		}
+		if err := e.StartKueue(ctx); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Fprintf(e.log, "testenv: cluster ready in %s (kubeconfig %s)\n", time.Since(begin).Round(10*time.Millisecond), e.Kubeconfig)
 	return e, nil
@@ -292,6 +325,12 @@ func startExternal(ctx context.Context, path string, opts Options) (_ *Env, err 
 	if err := e.setup(ctx); err != nil {
 		return nil, err
 	}
+	if opts.RunKueue {
+		if err := e.waitKueueWebhooks(ctx, nil); err != nil {
+			return nil, fmt.Errorf("%w (with TESTENV_KUBECONFIG, Options.RunKueue needs Kueue running in that cluster)", err)
+		}
+		e.logf("the external cluster's Kueue answers")
+	}
 	return e, nil
 }
 
@@ -309,7 +348,8 @@ func (e *Env) setClients(cfg *rest.Config) error {
 	return nil
 }
 
-// Stop stops every component, the API server before etcd, and removes the
+// Stop stops every component in the reverse order of their start (so the Kueue
+// manager first, the API server before etcd) and removes the
 // directory unless Options.Dir was given. For an external cluster it only
 // removes the temporary directory. It is safe to call more than once.
 func (e *Env) Stop() error {
@@ -512,7 +552,7 @@ func writeKubeconfig(path, host string, ca []byte, token string) error {
 
 // stateFiles are the entries Start writes in Options.Dir; cleanDir removes
 // them (and nothing else) before a new cluster starts there.
-var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", PIDFile}
+var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", PIDFile}
 
 func cleanDir(dir string) error {
 	for _, name := range stateFiles {

@@ -112,7 +112,7 @@ func (p Process) Alive() bool {
 }
 
 // StopProcesses stops recorded processes in reverse order (the order they were
-// started in is etcd, API server, controller manager, scheduler, kwok; the API
+// started in is etcd, API server, controller manager, scheduler, kwok, Kueue; the API
 // server must go before etcd or it hangs on shutdown): SIGTERM to each process
 // group, SIGKILL after a grace period. Processes already gone are skipped.
 func StopProcesses(procs []Process) {

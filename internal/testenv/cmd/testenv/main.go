@@ -1,7 +1,7 @@
 // Command testenv starts and stops a local cluster for the demo and for manual
 // testing (`make cluster-up`, `make cluster-down`):
 //
-//	testenv up [--nodes 3] [--gpus 8] [--product NVIDIA-H100-80GB-HBM3] [--kueue-crds]
+//	testenv up [--nodes 3] [--gpus 8] [--product NVIDIA-H100-80GB-HBM3] [--kueue-crds | --kueue]
 //	testenv down
 //	testenv queues
 //
@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -50,6 +51,7 @@ func main() {
 	gpuMemory := flags.String("gpu-memory", "81559", "nvidia.com/gpu.memory label (MiB); empty for none")
 	name := flags.String("name", "gpu", "node name prefix (nodes are <name>-0, <name>-1, …)")
 	kueueCRDs := flags.Bool("kueue-crds", false, "install Kueue's CRDs ("+testenv.KueueVersion+")")
+	kueue := flags.Bool("kueue", false, "also run the Kueue manager ("+testenv.KueueVersion+"), which admits Jobs; implies --kueue-crds")
 	flags.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		flags.PrintDefaults()
@@ -66,7 +68,7 @@ func main() {
 	case "up":
 		_ = flags.Parse(os.Args[2:])
 		pool := testenv.NodePool{Name: *name, Count: *nodes, GPUs: *gpus, Product: *product, GPUMemory: *gpuMemory}
-		err = up(ctx, pool, *kueueCRDs)
+		err = up(ctx, pool, *kueueCRDs || *kueue, *kueue)
 	case "down":
 		err = down()
 	case "queues":
@@ -95,7 +97,7 @@ func dir() (string, error) {
 	return filepath.Join(repo, ".testenv"), nil
 }
 
-func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool) error {
+func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue bool) error {
 	d, err := dir()
 	if err != nil {
 		return err
@@ -107,6 +109,9 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool) error {
 	}
 	if len(procs) > 0 {
 		if running(ctx, procs, kubeconfig) {
+			if kueue && !slices.ContainsFunc(procs, func(p testenv.Process) bool { return p.Name == string(testenv.Kueue) }) {
+				return fmt.Errorf("the cluster running in %s has no Kueue manager: run `testenv down` first", d)
+			}
 			fmt.Printf("testenv: already running in %s\n", d)
 			if kueueCRDs {
 				if err := applyKueueCRDs(ctx, kubeconfig); err != nil {
@@ -121,11 +126,11 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool) error {
 		testenv.StopProcesses(procs)
 	}
 
-	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true}
+	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true, RunKueue: kueue}
 	if pool.Count > 0 {
 		opts.Nodes = []testenv.NodePool{pool}
 	}
-	if kueueCRDs {
+	if kueueCRDs && !kueue { // RunKueue adds them
 		crds, err := testenv.KueueCRDDir(ctx)
 		if err != nil {
 			return err

@@ -67,6 +67,7 @@ type record struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	Taints      []corev1.Taint    `json:"taints,omitempty"`
 	GPUResource string            `json:"gpuResource,omitempty"`
+	MinNodes    *int64            `json:"minNodes,omitempty"`
 }
 
 // NewNodePool is aiplatform_gpu_node_pool.
@@ -245,7 +246,12 @@ func (r *nodePool) apply(ctx context.Context, m, prior *nodePoolModel) diag.Diag
 	if prior != nil {
 		before = prior.desiredTaints()
 	}
-	rec, _ := json.Marshal(record{Selector: m.selector(), Labels: labels, Taints: taints, GPUResource: string(m.gpu())})
+	r0 := record{Selector: m.selector(), Labels: labels, Taints: taints, GPUResource: string(m.gpu())}
+	if !m.MinNodes.IsNull() {
+		n := m.MinNodes.ValueInt64()
+		r0.MinNodes = &n
+	}
+	rec, _ := json.Marshal(r0)
 	selected := map[string]bool{}
 	for _, n := range capacity.Select(nodes, m.selector()) {
 		selected[n.Name] = true
@@ -312,6 +318,9 @@ func (r *nodePool) Read(ctx context.Context, req resource.ReadRequest, resp *res
 			m.Taints = append(m.Taints, nt)
 		}
 		m.GPUResource = types.StringValue(rec.GPUResource)
+		if rec.MinNodes != nil {
+			m.MinNodes = types.Int64Value(*rec.MinNodes)
+		}
 	}
 	m.observe(nodes, false)
 	m.ID = m.Name

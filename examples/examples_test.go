@@ -4,14 +4,11 @@
 package examples_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
@@ -19,17 +16,18 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
+const (
+	h100 = "NVIDIA-H100-80GB-HBM3"
+	a100 = "NVIDIA-A100-SXM4-80GB"
+)
+
+// The examples run on the cluster they describe, judged by the real Kueue
+// manager: four 8 x H100 nodes and six 4 x A100 nodes.
 func TestMain(m *testing.M) {
-	opts := testenv.Options{}
-	if os.Getenv("TF_ACC") != "" {
-		dir, err := testenv.KueueCRDDir(context.Background())
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		opts.CRDDirs = []string{dir}
-	}
-	testenv.Main(m, opts)
+	testenv.Main(m, testenv.Options{RunKueue: true, Nodes: []testenv.NodePool{
+		{Name: "h100", Count: 4, GPUs: 8, Product: h100, GPUMemory: "81559"},
+		{Name: "a100", Count: 6, GPUs: 4, Product: a100, GPUMemory: "81920"},
+	}})
 }
 
 var importLine = regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`)
@@ -67,29 +65,33 @@ func TestAccResourceExamples(t *testing.T) {
 	}
 }
 
-// Whole scenarios take the kubeconfig as a variable, as `make demo` passes it.
-func TestAccScenarios(t *testing.T) {
+func TestAccDataSourceExamples(t *testing.T) {
 	env := acctest.Env(t)
-	for _, dir := range []string{"quickstart"} {
-		t.Run(dir, func(t *testing.T) {
-			vars := config.Variables{"kubeconfig": config.StringVariable(env.Kubeconfig)}
-			abs, err := filepath.Abs(dir)
+	dirs, err := filepath.Glob("data-sources/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no data source examples found: %v", err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			tf, err := os.ReadFile(filepath.Join(dir, "data-source.tf"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The scenario has its own provider block, so the in-process
-			// provider is given per step.
+			cfg := acctest.Provider(env) + string(tf)
 			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.Factories,
 				Steps: []resource.TestStep{
-					{
-						ProtoV6ProviderFactories: acctest.Factories,
-						ConfigDirectory:          config.StaticDirectory(abs),
-						ConfigVariables:          vars,
-						ConfigPlanChecks:         resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-					},
-					{ProtoV6ProviderFactories: acctest.Factories, ConfigDirectory: config.StaticDirectory(abs), ConfigVariables: vars, PlanOnly: true},
+					{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 				},
 			})
 		})
+	}
+}
+
+// Whole scenarios run through the terraform CLI, as `make demo` does.
+func TestAccScenarios(t *testing.T) {
+	env := acctest.Env(t)
+	for _, dir := range []string{"quickstart", "teams"} {
+		t.Run(dir, func(t *testing.T) { scenario(t, env, dir, nil) })
 	}
 }

@@ -1,0 +1,126 @@
+package acctest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+// Some scenarios run the real terraform CLI against the built provider, as a
+// user does (dev_overrides, no registry): plugin-testing's state checks do
+// not support for_each, and `plan -detailed-exitcode` is what GitOps runs.
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// providerBinary builds the provider once per test binary into a temp dir.
+func providerBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		repo, err := testenv.RepoRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binDir, err = os.MkdirTemp("", "aiplatform-provider-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "terraform-provider-aiplatform"), ".")
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building the provider: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+// Workspace is a copy of an example directory with its own Terraform CLI
+// configuration pointing at the built provider.
+type Workspace struct {
+	t          *testing.T
+	dir        string
+	cliConfig  string
+	kubeconfig string
+	terraform  string
+}
+
+// NewWorkspace copies the *.tf files of src into a temp dir. The workspace is
+// destroyed (terraform destroy) when the test ends.
+func NewWorkspace(t *testing.T, env *testenv.Env, src string) *Workspace {
+	t.Helper()
+	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if tf == "" {
+		t.Fatal("TF_ACC_TERRAFORM_PATH is not set")
+	}
+	bin := providerBinary(t)
+	dir := t.TempDir()
+	files, err := filepath.Glob(filepath.Join(src, "*.tf"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .tf files in %s", src)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := filepath.Join(dir, "terraformrc")
+	rcBody := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"aiplatform/aiplatform\" = %q\n  }\n  direct {}\n}\n", bin)
+	if err := os.WriteFile(rc, []byte(rcBody), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &Workspace{t: t, dir: dir, cliConfig: rc, kubeconfig: env.Kubeconfig, terraform: tf}
+	t.Cleanup(func() {
+		if _, err := w.Run("destroy", "-auto-approve"); err != nil {
+			t.Errorf("terraform destroy: %v", err)
+		}
+	})
+	return w
+}
+
+// Run runs terraform with the workspace's variables; the error carries the
+// output. An exit code other than 0 is an *exec.ExitError.
+func (w *Workspace) Run(args ...string) (string, error) {
+	full := append([]string{"-chdir=" + w.dir}, args...)
+	full = append(full, "-input=false", "-no-color", "-var", "kubeconfig="+w.kubeconfig)
+	cmd := exec.Command(w.terraform, full...)
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.cliConfig, "TF_IN_AUTOMATION=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err != nil {
+		return out.String(), fmt.Errorf("terraform %v: %w\n%s", args, err, out.String())
+	}
+	return out.String(), nil
+}
+
+// PlanExitCode runs `terraform plan -detailed-exitcode`: 0 no changes, 2 changes.
+func (w *Workspace) PlanExitCode() (int, string) {
+	out, err := w.Run("plan", "-detailed-exitcode")
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), out
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return 0, out
+}

@@ -10,8 +10,11 @@ terraform=${TERRAFORM:-$(command -v terraform || true)}
 testenv() { go run ./internal/testenv/cmd/testenv "$@"; }
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
-step "Local GPU cluster: etcd, kube-apiserver, controller-manager, scheduler, kwok (3 nodes x 8 H100), Kueue CRDs"
-testenv up --kueue-crds
+step "Local GPU cluster: etcd, kube-apiserver, controller-manager, scheduler, kwok (3 nodes x 8 H100), the Kueue manager"
+if ! testenv up --kueue; then
+  echo "(restarting the running cluster with the Kueue manager)"
+  testenv down && testenv up --kueue
+fi
 kubeconfig=$dir/kubeconfig
 
 # Terraform uses the provider just built (bin/), no registry needed.
@@ -40,6 +43,9 @@ set -e
 grep -e 'No changes' -e 'Plan:' "$work/plan.log" || cat "$work/plan.log"
 echo "exit code: $code"
 [ "$code" -eq 0 ] || exit 1
+
+step "The walkthrough, judged by the real Kueue manager: quota 1 GPU, two 1-GPU Jobs"
+testenv walkthrough
 
 step "kubectl get clusterqueue,localqueue -A"
 if command -v kubectl >/dev/null; then

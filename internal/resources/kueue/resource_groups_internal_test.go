@@ -30,7 +30,9 @@ func TestAccQuotaAboveAllocatableWarns(t *testing.T) {
 	if _, err := env.Dynamic.Resource(resourceFlavorKind.GVR()).Create(ctx, flavor, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Dynamic.Resource(resourceFlavorKind.GVR()).Delete(ctx, "warn-h100", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Dynamic.Resource(resourceFlavorKind.GVR()).Delete(ctx, "warn-h100", metav1.DeleteOptions{})
+	})
 
 	groups := func(quota string) []resourceGroup {
 		return []resourceGroup{{

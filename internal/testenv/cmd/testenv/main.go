@@ -37,6 +37,7 @@ const usage = `usage:
   testenv up [flags]   start a local cluster that keeps running (idempotent)
   testenv down         stop it
   testenv queues       list Kueue's ClusterQueues and LocalQueues (for machines without kubectl)
+  testenv walkthrough  submit two 1-GPU Jobs to default/gpu-local-queue and show what Kueue admits
 
 The cluster lives in $TESTENV_DIR, or <repo>/.testenv.
 
@@ -73,6 +74,8 @@ func main() {
 		err = down()
 	case "queues":
 		err = queues(ctx)
+	case "walkthrough":
+		err = walkthrough(ctx, "gpu-local-queue", "default")
 	case "-h", "--help", "help":
 		flags.Usage()
 	default:

@@ -41,11 +41,11 @@ func (c *Client) explain(ctx context.Context, err error, verb string, k Kind, re
 	case strings.Contains(err.Error(), "failed calling webhook"):
 		return fmt.Errorf("cannot %s: an admission webhook for this object is unreachable or failing (is its controller running?): %w", what, err)
 	}
+	if timedOut(err) {
+		return fmt.Errorf("cannot %s: timed out after %s talking to the Kubernetes API server at %s (request_timeout): %w", what, c.rest.Timeout, c.Host(), err)
+	}
 	if unreachable(err) {
 		return fmt.Errorf("cannot %s: cannot reach the Kubernetes API server at %s: %w", what, c.Host(), err)
-	}
-	if errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
-		return fmt.Errorf("cannot %s: timed out talking to the Kubernetes API server at %s: %w", what, c.Host(), err)
 	}
 	return fmt.Errorf("cannot %s: %w", what, err)
 }
@@ -66,6 +66,12 @@ func conflictOwners(err error) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+func timedOut(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
+		(errors.As(err, &netErr) && netErr.Timeout())
 }
 
 func unreachable(err error) bool {

@@ -5,13 +5,16 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
@@ -36,6 +39,7 @@ type providerModel struct {
 	ClientKey            types.String `tfsdk:"client_key"`
 	Insecure             types.Bool   `tfsdk:"insecure"`
 	ForceConflicts       types.Bool   `tfsdk:"force_conflicts"`
+	RequestTimeout       types.String `tfsdk:"request_timeout"`
 	Exec                 *execModel   `tfsdk:"exec"`
 }
 
@@ -67,6 +71,9 @@ func (p *aiplatform) Schema(_ context.Context, _ provider.SchemaRequest, resp *p
 			"client_certificate":     schema.StringAttribute{Optional: true, MarkdownDescription: "PEM client certificate. Env: `KUBE_CLIENT_CERT_DATA`."},
 			"client_key":             schema.StringAttribute{Optional: true, Sensitive: true, MarkdownDescription: "PEM client key. Env: `KUBE_CLIENT_KEY_DATA`."},
 			"insecure":               schema.BoolAttribute{Optional: true, MarkdownDescription: "Skip TLS verification of the API server. Off unless set. Env: `KUBE_INSECURE`."},
+			"request_timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "Longest wait for one API request, " +
+				"as a Go duration (`\"30s\"`, `\"2m\"`). Default `\"30s\"`. A slow or hung API server fails the operation after this, naming the host.",
+				Validators: []validator.String{durationValidator{}}},
 			"force_conflicts": schema.BoolAttribute{Optional: true, MarkdownDescription: "Take ownership of fields another field manager " +
 				"(kubectl, a controller) set, instead of failing with the manager's name. Default false."},
 		},
@@ -101,6 +108,9 @@ func (p *aiplatform) Configure(ctx context.Context, req provider.ConfigureReques
 		Insecure:             boolOr(m.Insecure, "KUBE_INSECURE"),
 		ForceConflicts:       m.ForceConflicts.ValueBool(),
 	}
+	if !m.RequestTimeout.IsNull() && !m.RequestTimeout.IsUnknown() {
+		cfg.Timeout, _ = time.ParseDuration(m.RequestTimeout.ValueString()) // validated at plan
+	}
 	if m.Exec != nil && !m.Exec.Command.IsNull() {
 		cfg.Exec = &kube.ExecConfig{APIVersion: m.Exec.APIVersion.ValueString(), Command: m.Exec.Command.ValueString(), Env: map[string]string{}}
 		for _, a := range m.Exec.Args {
@@ -119,6 +129,25 @@ func (p *aiplatform) Configure(ctx context.Context, req provider.ConfigureReques
 	}
 	resp.ResourceData = client
 	resp.DataSourceData = client
+}
+
+type durationValidator struct{}
+
+func (durationValidator) Description(context.Context) string {
+	return "a positive Go duration such as 30s or 2m"
+}
+func (v durationValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err != nil || d <= 0 {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
+			fmt.Sprintf("%s: %q is not a positive duration such as \"30s\" or \"2m\".", req.Path, req.ConfigValue.ValueString()))
+	}
 }
 
 func stringOr(v types.String, env string) string {

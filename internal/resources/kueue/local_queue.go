@@ -1,9 +1,11 @@
 package kueue
 
 import (
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -15,6 +17,7 @@ import (
 type localQueueModel struct {
 	object.NamespacedMeta
 	ClusterQueue types.String `tfsdk:"cluster_queue"`
+	StopPolicy   types.String `tfsdk:"stop_policy"`
 }
 
 // NewLocalQueue is aiplatform_local_queue.
@@ -31,12 +34,21 @@ func NewLocalQueue() resource.Resource {
 				Validators:          []validator.String{validators.DNSSubdomain()},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
+			"stop_policy": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default:             stringdefault.StaticString("None"),
+				MarkdownDescription: "`None` (default), `Hold` (admit nothing new from this queue) or `HoldAndDrain` (also evict its admitted workloads): stop one team without touching the others.",
+				Validators:          []validator.String{stringvalidator.OneOf("None", "Hold", "HoldAndDrain")},
+			},
 		},
 		Fields: func(m *localQueueModel) map[string]any {
-			return map[string]any{"spec": map[string]any{"clusterQueue": m.ClusterQueue.ValueString()}}
+			spec := map[string]any{"clusterQueue": m.ClusterQueue.ValueString()}
+			object.Put(spec, "stopPolicy", m.StopPolicy)
+			return map[string]any{"spec": spec}
 		},
 		Read: func(live map[string]any, m *localQueueModel) {
 			m.ClusterQueue = object.String(object.Field(live, "spec", "clusterQueue"), m.ClusterQueue)
+			m.StopPolicy = object.String(object.Field(live, "spec", "stopPolicy"), m.StopPolicy)
 		},
 	})
 }

@@ -1,0 +1,170 @@
+package reliability_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/provider"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+// drift says, for one resource type, how to configure it, which live object
+// it manages, and how someone changes and removes that object by hand.
+type drift struct {
+	config  string
+	address string
+	object  acctest.Object
+	// edit changes a managed field as kubectl edit would; want is that field's
+	// path and configured value, checked after the repair.
+	edit func(obj map[string]any)
+	want []string
+	// remove deletes the live state (nil: delete the object).
+	remove func(t *testing.T, env *testenv.Env)
+}
+
+func kueue(resource, ns, name string) acctest.Object {
+	return acctest.Object{GVR: schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: resource}, Namespace: ns, Name: name}
+}
+
+func spec(obj map[string]any) map[string]any { return obj["spec"].(map[string]any) }
+
+// drifts covers every resource type of the provider; TestAccOutOfBand fails
+// when a new type is missing here.
+var drifts = map[string]drift{
+	"aiplatform_resource_flavor": {
+		config: `resource "aiplatform_resource_flavor" "x" {
+  name        = "oob-flavor"
+  node_labels = { pool = "h100" }
+}`,
+		address: "aiplatform_resource_flavor.x",
+		object:  kueue("resourceflavors", "", "oob-flavor"),
+		edit:    func(o map[string]any) { spec(o)["nodeLabels"] = map[string]any{"pool": "edited"} },
+		want:    []string{"spec", "nodeLabels", "pool", "h100"},
+	},
+	"aiplatform_workload_priority_class": {
+		config: `resource "aiplatform_workload_priority_class" "x" {
+  name  = "oob-priority"
+  value = 7
+}`,
+		address: "aiplatform_workload_priority_class.x",
+		object:  kueue("workloadpriorityclasses", "", "oob-priority"),
+		edit:    func(o map[string]any) { o["value"] = int64(99) },
+		want:    []string{"value", "7"},
+	},
+	"aiplatform_local_queue": {
+		config: `resource "aiplatform_local_queue" "x" {
+  name          = "oob-lq"
+  namespace     = "default"
+  cluster_queue = "oob-cq"
+}`,
+		address: "aiplatform_local_queue.x",
+		object:  kueue("localqueues", "default", "oob-lq"),
+		edit:    func(o map[string]any) { spec(o)["stopPolicy"] = "HoldAndDrain" }, // cluster_queue is immutable
+		want:    []string{"spec", "stopPolicy", "None"},
+	},
+	"aiplatform_cluster_queue": {
+		config: `resource "aiplatform_cluster_queue" "x" {
+  name = "oob-cq"
+  resource_groups = [{ covered_resources = ["nvidia.com/gpu"], flavors = [{ name = "h100", resources = [{ name = "nvidia.com/gpu", nominal_quota = "8" }] }] }]
+}`,
+		address: "aiplatform_cluster_queue.x",
+		object:  kueue("clusterqueues", "", "oob-cq"),
+		edit: func(o map[string]any) {
+			spec(o)["resourceGroups"].([]any)[0].(map[string]any)["flavors"].([]any)[0].(map[string]any)["resources"].([]any)[0].(map[string]any)["nominalQuota"] = "80"
+		},
+		want: []string{"spec", "resourceGroups", "0", "flavors", "0", "resources", "0", "nominalQuota", "8"},
+	},
+	"aiplatform_cohort": {
+		config: `resource "aiplatform_cohort" "x" {
+  name   = "oob-cohort"
+  parent = "root"
+}`,
+		address: "aiplatform_cohort.x",
+		object:  kueue("cohorts", "", "oob-cohort"),
+		edit:    func(o map[string]any) { spec(o)["parentName"] = "elsewhere" },
+		want:    []string{"spec", "parentName", "root"},
+	},
+	"aiplatform_gpu_node_pool": {
+		config: `resource "aiplatform_gpu_node_pool" "x" {
+  name     = "oob-pool"
+  selector = { "nvidia.com/gpu.product" = "NVIDIA-A100-SXM4-80GB" }
+  labels   = { "oob/pool" = "a100" }
+}`,
+		address: "aiplatform_gpu_node_pool.x",
+		object:  acctest.Object{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Name: "a100-0"},
+		edit: func(o map[string]any) {
+			o["metadata"].(map[string]any)["labels"].(map[string]any)["oob/pool"] = "edited"
+		},
+		want: []string{"metadata", "labels", "oob/pool", "a100"},
+		remove: func(t *testing.T, env *testenv.Env) { // the pool's "object" is its labels: take them off
+			n, err := env.Client.CoreV1().Nodes().Get(context.Background(), "a100-1", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(n.Labels, "oob/pool")
+			if _, err := env.Client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{FieldManager: "someone-else"}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	},
+}
+
+// Every resource type, edited by hand and then deleted by hand: each time the
+// plan shows a change, the apply repairs it (taking the field back from the
+// manager that edited it, with force_conflicts), and the plan is empty again.
+func TestAccOutOfBand(t *testing.T) {
+	env := acctest.Env(t)
+	p := provider.New("test")()
+	for _, newResource := range p.Resources(context.Background()) {
+		var md resource.MetadataResponse
+		newResource().Metadata(context.Background(), resource.MetadataRequest{ProviderTypeName: "aiplatform"}, &md)
+		if _, ok := drifts[md.TypeName]; !ok {
+			t.Errorf("resource type %s has no out-of-band case in drifts: add one", md.TypeName)
+		}
+	}
+	for typeName, d := range drifts {
+		t.Run(typeName, func(t *testing.T) {
+			cfg := acctest.Provider(env, "force_conflicts = true") + d.config + "\n"
+			want := d.want[len(d.want)-1]
+			field := d.want[:len(d.want)-1]
+			remove := func() {
+				if d.remove != nil {
+					d.remove(t, env)
+				} else {
+					d.object.Delete(t, env)
+				}
+			}
+			tfresource.Test(t, tfresource.TestCase{
+				ProtoV6ProviderFactories: acctest.Factories,
+				Steps: []tfresource.TestStep{
+					{Config: cfg, ConfigPlanChecks: tfresource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+					{
+						PreConfig: func() { d.object.Edit(t, env, "kubectl-edit", d.edit) },
+						Config:    cfg,
+						ConfigPlanChecks: tfresource.ConfigPlanChecks{
+							PreApply:             []plancheck.PlanCheck{plancheck.ExpectNonEmptyPlan()},
+							PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+						},
+						Check: d.object.Equal(env, want, field...),
+					},
+					{
+						PreConfig: remove,
+						Config:    cfg,
+						ConfigPlanChecks: tfresource.ConfigPlanChecks{
+							PreApply:             []plancheck.PlanCheck{plancheck.ExpectNonEmptyPlan()},
+							PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+						},
+						Check: d.object.Equal(env, want, field...),
+					},
+				},
+			})
+		})
+	}
+}

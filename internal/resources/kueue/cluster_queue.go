@@ -291,21 +291,35 @@ func readClusterQueue(live map[string]any, m *clusterQueueModel) {
 func validateClusterQueue(m *clusterQueueModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	diags.Append(validateSelector(m.NamespaceSelector)...)
-	if p := m.Preemption; p != nil && p.BorrowWithinCohort != nil &&
-		p.ReclaimWithinCohort.ValueString() == "Never" && !p.BorrowWithinCohort.Policy.IsNull() && !p.BorrowWithinCohort.Policy.IsUnknown() &&
-		p.BorrowWithinCohort.Policy.ValueString() != "Never" {
-		diags.AddAttributeError(path.Root("preemption").AtName("borrow_within_cohort").AtName("policy"), "borrow_within_cohort needs reclaim_within_cohort",
-			"Kueue only preempts while borrowing when reclaim_within_cohort is LowerPriority or Any.")
+	if p := m.Preemption; p != nil && p.BorrowWithinCohort != nil {
+		// In the configuration an unset value is null; Kueue's default is Never.
+		reclaim, policy := orDefault(p.ReclaimWithinCohort, "Never"), orDefault(p.BorrowWithinCohort.Policy, "Never")
+		if reclaim == "Never" && policy != "Never" && policy != "" {
+			diags.AddAttributeError(path.Root("preemption").AtName("borrow_within_cohort").AtName("policy"), "borrow_within_cohort needs reclaim_within_cohort",
+				"Kueue only preempts while borrowing when reclaim_within_cohort is LowerPriority or Any.")
+		}
 	}
-	if f := m.FlavorFungibility; f != nil && !f.Preference.IsNull() &&
-		(f.WhenCanBorrow.ValueString() != "TryNextFlavor" || f.WhenCanPreempt.ValueString() != "TryNextFlavor") &&
-		!f.WhenCanBorrow.IsUnknown() && !f.WhenCanPreempt.IsUnknown() {
-		diags.AddAttributeError(path.Root("flavor_fungibility").AtName("preference"), "preference needs TryNextFlavor",
-			"Kueue accepts a preference only when when_can_borrow and when_can_preempt are both TryNextFlavor.")
+	if f := m.FlavorFungibility; f != nil && !f.Preference.IsNull() && !f.Preference.IsUnknown() {
+		borrow, preempt := orDefault(f.WhenCanBorrow, "MayStopSearch"), orDefault(f.WhenCanPreempt, "TryNextFlavor")
+		if borrow != "" && preempt != "" && (borrow != "TryNextFlavor" || preempt != "TryNextFlavor") {
+			diags.AddAttributeError(path.Root("flavor_fungibility").AtName("preference"), "preference needs TryNextFlavor",
+				"Kueue accepts a preference only when when_can_borrow and when_can_preempt are both TryNextFlavor.")
+		}
 	}
 	hasCohort := !m.Cohort.IsNull() && m.Cohort.ValueString() != ""
 	diags.Append(validateResourceGroups(m.ResourceGroups, hasCohort || m.Cohort.IsUnknown())...)
 	return diags
+}
+
+// orDefault is the value, def when null, "" when unknown (not checkable yet).
+func orDefault(v types.String, def string) string {
+	switch {
+	case v.IsUnknown():
+		return ""
+	case v.IsNull():
+		return def
+	}
+	return v.ValueString()
 }
 
 func validateSelector(s *labelSelector) diag.Diagnostics {

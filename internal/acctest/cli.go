@@ -57,7 +57,15 @@ type Workspace struct {
 	cliConfig  string
 	kubeconfig string
 	terraform  string
+	// Env is added to terraform's environment (e.g. TF_LOG, TF_VAR_…).
+	Env []string
 }
+
+// Dir is the workspace directory (terraform.tfstate lives there).
+func (w *Workspace) Dir() string { return w.dir }
+
+// SetKubeconfig points the workspace's kubeconfig variable elsewhere.
+func (w *Workspace) SetKubeconfig(path string) { w.kubeconfig = path }
 
 // NewWorkspace copies the *.tf files of src into a temp dir. The workspace is
 // destroyed (terraform destroy) when the test ends.
@@ -103,6 +111,7 @@ func (w *Workspace) Run(args ...string) (string, error) {
 	full = append(full, "-input=false", "-no-color", "-var", "kubeconfig="+w.kubeconfig)
 	cmd := exec.Command(w.terraform, full...)
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.cliConfig, "TF_IN_AUTOMATION=1")
+	cmd.Env = append(cmd.Env, w.Env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

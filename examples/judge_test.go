@@ -133,3 +133,42 @@ func TestAccPreemptionByPriority(t *testing.T) {
 		high.Eventually(t, env, "admitted in its place", 30*time.Second, running)
 	})
 }
+
+// The Kueue manager is down while queues are applied: its webhooks
+// (failurePolicy Fail) cannot answer, and the error says so instead of a
+// bare 500. With the manager back, the same apply goes through.
+func TestAccKueueWebhookDown(t *testing.T) {
+	env := acctest.Env(t)
+	if env.External {
+		t.Skip("stops the Kueue manager testenv started")
+	}
+	if err := env.StopKueue(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			_ = env.StartKueue(context.Background())
+		}
+	})
+	cfg := acctest.Provider(env) + `
+resource "aiplatform_resource_flavor" "wd" {
+  name = "webhook-down"
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{Config: cfg, ExpectError: acctest.ErrorMatching("an admission webhook for this object is unreachable or failing (is its controller running?)", "failed calling webhook")},
+			{
+				PreConfig: func() {
+					if err := env.StartKueue(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					restarted = true
+				},
+				Config: cfg,
+			},
+		},
+	})
+}

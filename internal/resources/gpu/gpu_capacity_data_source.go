@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -106,7 +107,7 @@ func (d *capacityDataSource) Read(ctx context.Context, req datasource.ReadReques
 	if !m.GPUResource.IsNull() {
 		gpu = corev1.ResourceName(m.GPUResource.ValueString())
 	}
-	u := capacity.GPUUsage(nodes, pods, stringMap(m.NodeSelector), gpu)
+	u := capacity.GPUUsage(nodes, pods, object.Labels(m.NodeSelector), gpu)
 	m.Nodes = make([]nodeUsage, 0, len(u.Nodes))
 	for _, n := range u.Nodes {
 		m.Nodes = append(m.Nodes, nodeUsage{

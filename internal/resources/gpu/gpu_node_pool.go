@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -136,7 +135,7 @@ func (r *nodePool) Configure(_ context.Context, req resource.ConfigureRequest, r
 	}
 }
 
-func (m *nodePoolModel) selector() map[string]string { return stringMap(m.Selector) }
+func (m *nodePoolModel) selector() map[string]string { return object.Labels(m.Selector) }
 func (m *nodePoolModel) gpu() corev1.ResourceName {
 	if m.GPUResource.IsNull() || m.GPUResource.IsUnknown() {
 		return capacity.DefaultGPUResource
@@ -166,7 +165,7 @@ func (m *nodePoolModel) observe(nodes []corev1.Node, afterApply bool) {
 	m.MemoryAllocatable = types.StringValue(p.MemoryAllocatable.String())
 	pending := []string{}
 	if !afterApply {
-		labels, taints := stringMap(m.Labels), m.desiredTaints()
+		labels, taints := object.Labels(m.Labels), m.desiredTaints()
 		for _, n := range capacity.Select(nodes, m.selector()) {
 			if !hasLabels(n, labels) || !hasTaints(n, taints) {
 				pending = append(pending, n.Name)
@@ -193,7 +192,7 @@ func (r *nodePool) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	if !m.MinNodes.IsNull() && !m.MinNodes.IsUnknown() && m.NodeCount.ValueInt64() < m.MinNodes.ValueInt64() {
 		resp.Diagnostics.AddAttributeError(path.Root("min_nodes"), "Too few nodes in the pool",
 			fmt.Sprintf("min_nodes: the selector %s matches %d nodes (%s); min_nodes is %d.",
-				selectorString(m.selector()), m.NodeCount.ValueInt64(), strings.Join(names(m.NodeNames), ", "), m.MinNodes.ValueInt64()))
+				object.SelectorString(m.selector()), m.NodeCount.ValueInt64(), strings.Join(names(m.NodeNames), ", "), m.MinNodes.ValueInt64()))
 		return
 	}
 	if m.ID.IsUnknown() {
@@ -241,7 +240,7 @@ func (r *nodePool) apply(ctx context.Context, m, prior *nodePoolModel) diag.Diag
 		return diags
 	}
 	name := m.Name.ValueString()
-	labels, taints := stringMap(m.Labels), m.desiredTaints()
+	labels, taints := object.Labels(m.Labels), m.desiredTaints()
 	var before []corev1.Taint
 	if prior != nil {
 		before = prior.desiredTaints()
@@ -415,14 +414,6 @@ func mergeTaints(current, before, want []corev1.Taint) []corev1.Taint {
 	return append(out, want...)
 }
 
-func stringMap(m types.Map) map[string]string {
-	out := map[string]string{}
-	for k, v := range object.MapOut(m) {
-		out[k] = fmt.Sprint(v)
-	}
-	return out
-}
-
 func mapValue(m map[string]string) types.Map {
 	v, _ := types.MapValueFrom(context.Background(), types.StringType, m)
 	return v
@@ -440,13 +431,4 @@ func names(l types.List) []string {
 	}
 	_ = l.ElementsAs(context.Background(), &out, false)
 	return out
-}
-
-func selectorString(m map[string]string) string {
-	parts := make([]string, 0, len(m))
-	for k, v := range m {
-		parts = append(parts, k+"="+v)
-	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ", ") + "}"
 }

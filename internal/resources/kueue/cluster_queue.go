@@ -58,10 +58,6 @@ type borrowWithinCohort struct {
 	MaxPriorityThreshold types.Int64  `tfsdk:"max_priority_threshold"`
 }
 
-type fairSharing struct {
-	Weight types.String `tfsdk:"weight"`
-}
-
 type flavorFungibility struct {
 	WhenCanBorrow  types.String `tfsdk:"when_can_borrow"`
 	WhenCanPreempt types.String `tfsdk:"when_can_preempt"`
@@ -157,15 +153,7 @@ func NewClusterQueue() resource.Resource {
 					},
 				},
 			},
-			"fair_sharing": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Fair sharing of the cohort's unused quota (when Kueue's fair sharing is enabled).",
-				Attributes: map[string]schema.Attribute{
-					"weight": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("1"),
-						MarkdownDescription: "Share of unused quota relative to the other members, a quantity. Default `\"1\"`.",
-						Validators:          []validator.String{validators.Quantity()}},
-				},
-			},
+			"fair_sharing": fairSharingAttribute("Fair sharing of the cohort's unused quota (when Kueue's fair sharing is enabled)."),
 			"flavor_fungibility": schema.SingleNestedAttribute{
 				Optional: true, Computed: true,
 				Default:             objectdefault.StaticValue(fungibilityDefault),
@@ -214,11 +202,7 @@ func clusterQueueFields(m *clusterQueueModel) map[string]any {
 		}
 		spec["preemption"] = pm
 	}
-	if f := m.FairSharing; f != nil {
-		fm := map[string]any{}
-		object.Put(fm, "weight", f.Weight)
-		spec["fairSharing"] = fm
-	}
+	fairSharingOut(spec, m.FairSharing)
 	if f := m.FlavorFungibility; f != nil {
 		fm := map[string]any{}
 		object.Put(fm, "whenCanBorrow", f.WhenCanBorrow)
@@ -259,15 +243,7 @@ func readClusterQueue(live map[string]any, m *clusterQueueModel) {
 	} else {
 		m.Preemption = nil
 	}
-	if fm := object.Fields(spec, "fairSharing"); fm != nil {
-		prior := types.StringNull()
-		if m.FairSharing != nil {
-			prior = m.FairSharing.Weight
-		}
-		m.FairSharing = &fairSharing{Weight: object.Quantity(fm["weight"], prior)}
-	} else {
-		m.FairSharing = nil
-	}
+	m.FairSharing = fairSharingIn(spec, m.FairSharing)
 	if fm := object.Fields(spec, "flavorFungibility"); fm != nil {
 		m.FlavorFungibility = &flavorFungibility{
 			WhenCanBorrow:  object.String(fm["whenCanBorrow"], types.StringNull()),

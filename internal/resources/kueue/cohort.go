@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -37,24 +36,13 @@ func NewCohort() resource.Resource {
 				MarkdownDescription: "Parent cohort (Kueue `spec.parentName`): this cohort's members may borrow from the parent's tree.",
 				Validators:          []validator.String{validators.DNSSubdomain()},
 			},
-			"fair_sharing": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Weight of this cohort among its parent's members in fair sharing.",
-				Attributes: map[string]schema.Attribute{
-					"weight": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("1"),
-						MarkdownDescription: "A quantity, default `\"1\"`.", Validators: []validator.String{validators.Quantity()}},
-				},
-			},
+			"fair_sharing":    fairSharingAttribute("Weight of this cohort among its parent's members in fair sharing."),
 			"resource_groups": resourceGroupsAttribute("Cohort"),
 		},
 		Fields: func(m *cohortModel) map[string]any {
 			spec := map[string]any{}
 			object.Put(spec, "parentName", m.Parent)
-			if m.FairSharing != nil {
-				fm := map[string]any{}
-				object.Put(fm, "weight", m.FairSharing.Weight)
-				spec["fairSharing"] = fm
-			}
+			fairSharingOut(spec, m.FairSharing)
 			if len(m.ResourceGroups) > 0 {
 				spec["resourceGroups"] = resourceGroupsOut(m.ResourceGroups)
 			}
@@ -63,15 +51,7 @@ func NewCohort() resource.Resource {
 		Read: func(live map[string]any, m *cohortModel) {
 			spec := object.Fields(live, "spec")
 			m.Parent = object.String(spec["parentName"], m.Parent)
-			if fm := object.Fields(spec, "fairSharing"); fm != nil {
-				prior := types.StringNull()
-				if m.FairSharing != nil {
-					prior = m.FairSharing.Weight
-				}
-				m.FairSharing = &fairSharing{Weight: object.Quantity(fm["weight"], prior)}
-			} else {
-				m.FairSharing = nil
-			}
+			m.FairSharing = fairSharingIn(spec, m.FairSharing)
 			m.ResourceGroups = resourceGroupsIn(object.Items(spec, "resourceGroups"), m.ResourceGroups)
 		},
 		Validate: func(m *cohortModel) diag.Diagnostics {

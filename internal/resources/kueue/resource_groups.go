@@ -3,8 +3,6 @@ package kueue
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -12,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
@@ -288,7 +287,7 @@ func planQuotas(ctx context.Context, c *kube.Client, groups []resourceGroup) dia
 
 func derive(nodes []corev1.Node, name string, fa *fromAllocatable, p path.Path) (resource.Quantity, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	selector := stringMap(fa.NodeSelector)
+	selector := object.Labels(fa.NodeSelector)
 	share := 1.0
 	if !fa.Share.IsNull() {
 		share = fa.Share.ValueFloat64()
@@ -305,7 +304,7 @@ func derive(nodes []corev1.Node, name string, fa *fromAllocatable, p path.Path) 
 	if reserve.Cmp(total) > 0 {
 		diags.AddAttributeError(p.AtName("from_allocatable").AtName("reserve"), "Reserve larger than allocatable",
 			fmt.Sprintf("%s: reserve %s is more than the %s of %s allocatable on the %d Ready nodes matching %s.",
-				p.AtName("from_allocatable").AtName("reserve"), reserve.String(), total.String(), name, countReady(sel), selectorString(selector)))
+				p.AtName("from_allocatable").AtName("reserve"), reserve.String(), total.String(), name, countReady(sel), object.SelectorString(selector)))
 		return reserve, diags
 	}
 	return capacity.DerivedQuota(total, share, reserve), diags
@@ -329,7 +328,7 @@ func warnOverAllocatable(ctx context.Context, c *kube.Client, nodes []corev1.Nod
 		diags.AddAttributeWarning(p.AtName("nominal_quota"), "Quota larger than the nodes",
 			fmt.Sprintf("%s: nominal_quota %s of %s in flavor %q is more than the %s allocatable on the %d Ready nodes matching the flavor's node_labels %s. "+
 				"Kueue will admit workloads up to the quota and their pods will stay Pending. Use from_allocatable to follow the nodes.",
-				p.AtName("nominal_quota"), nominal.String(), r.Name.ValueString(), flavor, total.String(), countReady(sel), selectorString(labels)))
+				p.AtName("nominal_quota"), nominal.String(), r.Name.ValueString(), flavor, total.String(), countReady(sel), object.SelectorString(labels)))
 	}
 	return diags
 }
@@ -356,22 +355,41 @@ func countReady(nodes []*corev1.Node) int {
 	return n
 }
 
-func stringMap(m types.Map) map[string]string {
-	out := map[string]string{}
-	for k, v := range object.MapOut(m) {
-		out[k] = fmt.Sprint(v)
-	}
-	return out
+// Fair sharing is the other shape ClusterQueues and Cohorts share.
+
+type fairSharing struct {
+	Weight types.String `tfsdk:"weight"`
 }
 
-func selectorString(m map[string]string) string {
-	if len(m) == 0 {
-		return "{} (every node)"
+func fairSharingAttribute(desc string) schema.Attribute {
+	return schema.SingleNestedAttribute{
+		Optional:            true,
+		MarkdownDescription: desc,
+		Attributes: map[string]schema.Attribute{
+			"weight": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("1"),
+				MarkdownDescription: "Share of unused quota relative to the other members, a quantity. Default `\"1\"`.",
+				Validators:          []validator.String{validators.Quantity()}},
+		},
 	}
-	parts := make([]string, 0, len(m))
-	for k, v := range m {
-		parts = append(parts, k+"="+v)
+}
+
+func fairSharingOut(spec map[string]any, f *fairSharing) {
+	if f == nil {
+		return
 	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ", ") + "}"
+	fm := map[string]any{}
+	object.Put(fm, "weight", f.Weight)
+	spec["fairSharing"] = fm
+}
+
+func fairSharingIn(spec map[string]any, prior *fairSharing) *fairSharing {
+	fm := object.Fields(spec, "fairSharing")
+	if fm == nil {
+		return nil
+	}
+	p := types.StringNull()
+	if prior != nil {
+		p = prior.Weight
+	}
+	return &fairSharing{Weight: object.Quantity(fm["weight"], p)}
 }

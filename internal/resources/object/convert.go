@@ -2,6 +2,8 @@ package object
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -189,4 +191,27 @@ func Put(m map[string]any, k string, v any) {
 		v = x.ValueBool()
 	}
 	m[k] = v
+}
+
+// Labels converts a known map of strings (labels, selectors) to Go; null gives
+// an empty map.
+func Labels(m types.Map) map[string]string {
+	out := map[string]string{}
+	for k, v := range MapOut(m) {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// SelectorString prints a label selector as {k=v, …}, sorted, for messages.
+func SelectorString(m map[string]string) string {
+	if len(m) == 0 {
+		return "{} (every node)"
+	}
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ", ") + "}"
 }

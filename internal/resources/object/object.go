@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
@@ -211,29 +212,24 @@ func withPaths(in diag.Diagnostics) diag.Diagnostics {
 }
 
 func (r *Resource[T, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m T
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.apply(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(r.write(ctx, req.Plan, &resp.State)...)
 }
 
 func (r *Resource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.Append(r.write(ctx, req.Plan, &resp.State)...)
+}
+
+// write applies the planned model and records what the server returned.
+func (r *Resource[T, P]) write(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State) diag.Diagnostics {
 	var m T
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
+	diags := plan.Get(ctx, &m)
+	if diags.HasError() {
+		return diags
 	}
-	resp.Diagnostics.Append(r.apply(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if diags.Append(r.apply(ctx, &m)...); diags.HasError() {
+		return diags
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	return append(diags, state.Set(ctx, &m)...)
 }
 
 // apply server-side applies m and reads the result back into m. (Terraform

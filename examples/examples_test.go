@@ -91,7 +91,7 @@ func TestAccDataSourceExamples(t *testing.T) {
 // Whole scenarios run through the terraform CLI, as `make demo` does.
 func TestAccScenarios(t *testing.T) {
 	env := acctest.Env(t)
-	for _, dir := range []string{"quickstart", "teams"} {
+	for _, dir := range []string{"quickstart", "teams", "model-cache"} {
 		t.Run(dir, func(t *testing.T) { scenario(t, env, dir, nil) })
 	}
 }

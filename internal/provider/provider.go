@@ -20,6 +20,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/gpu"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 )
 
 // New returns the provider factory for providerserver.
@@ -173,6 +174,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		kueue.NewClusterQueue,
 		kueue.NewLocalQueue,
 		kueue.NewCohort,
+		modelcache.NewModelCache,
 	}
 }
 

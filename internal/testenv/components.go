@@ -158,6 +158,94 @@ func (e *Env) startScheduling(ctx context.Context) error {
 // pod completes as soon as it is Running.
 const PodCompleteDelayAnnotation = "pod-complete.stage.kwok.x-k8s.io/delay"
 
+// PodFailAnnotation on a pod makes kwok fail it instead of completing it: once
+// Running (and after PodCompleteDelayAnnotation, if set) the pod turns Failed,
+// its first init container (or, without init containers, its containers)
+// terminated with exit code 1, reason Error and the annotation's value as the
+// termination message. Works for any pod, not only a Job's: a DaemonSet's
+// failed pod is replaced by its controller, and fails again.
+const PodFailAnnotation = "pod-fail.stage.kwok.x-k8s.io/message"
+
+// podFailStage is the Stage behind PodFailAnnotation; its delay is set by
+// withDelayFromAnnotation like pod-complete's.
+const podFailStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-fail
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: '.metadata.annotations["` + PodFailAnnotation + `"]'
+      operator: 'Exists'
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $message := index .metadata.annotations "` + PodFailAnnotation + `" }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: ContainersReady
+      {{ if .spec.initContainers }}
+      initContainerStatuses:
+      {{ range $index, $item := .spec.initContainers }}
+      - image: {{ $item.image | Quote }}
+        name: {{ $item.name | Quote }}
+        ready: false
+        restartCount: 0
+        state:
+      {{ if eq $index 0 }}
+          terminated:
+            exitCode: 1
+            finishedAt: {{ $now | Quote }}
+            reason: Error
+            message: {{ $message | Quote }}
+            startedAt: {{ $now | Quote }}
+      {{ else }}
+          waiting:
+            reason: PodInitializing
+      {{ end }}
+      {{ end }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        state:
+          waiting:
+            reason: PodInitializing
+      {{ end }}
+      {{ else }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        state:
+          terminated:
+            exitCode: 1
+            finishedAt: {{ $now | Quote }}
+            reason: Error
+            message: {{ $message | Quote }}
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      {{ end }}
+      phase: Failed
+`
+
 // kwokStages are the kwok Stage files (under kustomize/stage/ in the kwok
 // module) that make nodes Ready and keep them so, and pods Running, Succeeded
 // (Job pods) and deleted.
@@ -171,7 +259,8 @@ var kwokStages = []string{
 
 // writeKwokConfig writes <dir>/kwok.yaml: the stages read from the kwok module
 // in the module cache (kwok refuses to start without any), pod-complete given
-// a delay taken from PodCompleteDelayAnnotation.
+// a delay taken from PodCompleteDelayAnnotation and leaving pods with
+// PodFailAnnotation to the pod-fail stage, which has the same delay.
 func writeKwokConfig(ctx context.Context, dir string) (string, error) {
 	mod, err := ModuleDir(ctx, "sigs.k8s.io/kwok", KwokVersion)
 	if err != nil {
@@ -184,19 +273,25 @@ func writeKwokConfig(ctx context.Context, dir string) (string, error) {
 			return "", fmt.Errorf("testenv: kwok stage: %w", err)
 		}
 		if filepath.Base(name) == "pod-complete.yaml" {
-			if data, err = withDelayFromAnnotation(data, PodCompleteDelayAnnotation); err != nil {
+			if data, err = withDelayFromAnnotation(data, PodCompleteDelayAnnotation, PodFailAnnotation); err != nil {
 				return "", err
 			}
 		}
 		docs = append(docs, strings.TrimSpace(string(data)))
 	}
+	fail, err := withDelayFromAnnotation([]byte(podFailStage), PodCompleteDelayAnnotation, "")
+	if err != nil {
+		return "", err
+	}
+	docs = append(docs, strings.TrimSpace(string(fail)))
 	path := filepath.Join(dir, "kwok.yaml")
 	return path, os.WriteFile(path, []byte(strings.Join(docs, "\n---\n")+"\n"), 0o644)
 }
 
 // withDelayFromAnnotation sets a Stage's spec.delay to 0 unless the object has
-// the annotation, whose value is then the delay.
-func withDelayFromAnnotation(stage []byte, annotation string) ([]byte, error) {
+// the annotation, whose value is then the delay. A non-empty unless excludes
+// objects that have that annotation from the stage.
+func withDelayFromAnnotation(stage []byte, annotation, unless string) ([]byte, error) {
 	var obj map[string]any
 	if err := yaml.Unmarshal(stage, &obj); err != nil {
 		return nil, err
@@ -204,6 +299,17 @@ func withDelayFromAnnotation(stage []byte, annotation string) ([]byte, error) {
 	spec, ok := obj["spec"].(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("testenv: kwok stage without spec")
+	}
+	if unless != "" {
+		sel, _ := spec["selector"].(map[string]any)
+		if sel == nil {
+			sel = map[string]any{}
+			spec["selector"] = sel
+		}
+		exprs, _ := sel["matchExpressions"].([]any)
+		sel["matchExpressions"] = append(exprs, map[string]any{
+			"key": fmt.Sprintf(".metadata.annotations[%q]", unless), "operator": "DoesNotExist",
+		})
 	}
 	spec["delay"] = map[string]any{
 		"durationMilliseconds": 0,

@@ -31,8 +31,8 @@ type Options struct {
 	Dir string
 
 	// Scheduling also runs kube-controller-manager, kube-scheduler and kwok, so
-	// that Pods are scheduled to (fake) nodes and Jobs run to completion.
-	// Implied by Nodes.
+	// that Pods are scheduled to (fake) nodes and Jobs run to completion, and a
+	// default StorageClass whose claims bind (storage.go). Implied by Nodes.
 	Scheduling bool
 
 	// Nodes are kwok-managed fake nodes to create once the cluster is up.
@@ -97,6 +97,11 @@ var DefaultControllers = []string{
 	"daemonset-controller",
 	"root-ca-certificate-publisher-controller",
 	"ttl-after-finished-controller",
+	// PersistentVolumeClaims bind (with the provisioner of storage.go) and
+	// can be deleted (the protection controllers remove their finalizers).
+	"persistentvolume-binder-controller",
+	"persistentvolumeclaim-protection-controller",
+	"persistentvolume-protection-controller",
 }
 
 // Env is a running cluster.
@@ -118,6 +123,8 @@ type Env struct {
 	pki       *pki
 	ports     ports
 	kueue     *kueueLocal // with RunKueue
+
+	stopStorage context.CancelFunc // the storage provisioner (storage.go)
 
 	mu      sync.Mutex
 	procs   []*process // in start order; Stop goes in reverse
@@ -246,6 +253,9 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 		if err := e.startScheduling(ctx); err != nil {
 			return nil, err
 		}
+		if err := e.startStorage(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.setup(ctx); err != nil {
 		return nil, err
@@ -359,6 +369,9 @@ func (e *Env) Stop() error {
 		return nil
 	}
 	e.stopped = true
+	if e.stopStorage != nil {
+		e.stopStorage()
+	}
 	for i := len(e.procs) - 1; i >= 0; i-- {
 		e.procs[i].stop()
 	}
@@ -552,7 +565,7 @@ func writeKubeconfig(path, host string, ca []byte, token string) error {
 
 // stateFiles are the entries Start writes in Options.Dir; cleanDir removes
 // them (and nothing else) before a new cluster starts there.
-var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", PIDFile}
+var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", "volumes", PIDFile}
 
 func cleanDir(dir string) error {
 	for _, name := range stateFiles {

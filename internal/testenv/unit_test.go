@@ -59,7 +59,7 @@ func TestNodePoolNode(t *testing.T) {
 }
 
 func TestWithDelayFromAnnotation(t *testing.T) {
-	out, err := withDelayFromAnnotation([]byte("kind: Stage\nspec:\n  next:\n    statusTemplate: |\n      phase: Succeeded\n"), PodCompleteDelayAnnotation)
+	out, err := withDelayFromAnnotation([]byte("kind: Stage\nspec:\n  next:\n    statusTemplate: |\n      phase: Succeeded\n"), PodCompleteDelayAnnotation, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +84,36 @@ func TestWithDelayFromAnnotation(t *testing.T) {
 		d.DurationFrom.ExpressionFrom != `.metadata.annotations["pod-complete.stage.kwok.x-k8s.io/delay"]` ||
 		stage.Spec.Next.StatusTemplate != "phase: Succeeded\n" {
 		t.Errorf("stage: %s", out)
+	}
+}
+
+// Pods with PodFailAnnotation are left to the pod-fail stage: pod-complete
+// excludes them, and the pod-fail stage parses.
+func TestPodFailStage(t *testing.T) {
+	out, err := withDelayFromAnnotation([]byte("kind: Stage\nspec:\n  selector:\n    matchExpressions:\n    - key: '.status.phase'\n      operator: In\n      values: [Running]\n"), PodCompleteDelayAnnotation, PodFailAnnotation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stage struct {
+		Spec struct {
+			Selector struct {
+				MatchExpressions []struct{ Key, Operator string } `json:"matchExpressions"`
+			} `json:"selector"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(out, &stage); err != nil {
+		t.Fatal(err)
+	}
+	exprs := stage.Spec.Selector.MatchExpressions
+	if len(exprs) != 2 || exprs[1].Key != `.metadata.annotations["pod-fail.stage.kwok.x-k8s.io/message"]` || exprs[1].Operator != "DoesNotExist" {
+		t.Errorf("pod-complete selector: %s", out)
+	}
+	fail, err := withDelayFromAnnotation([]byte(podFailStage), PodCompleteDelayAnnotation, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(fail), "phase: Failed") || !strings.Contains(string(fail), "durationFrom") {
+		t.Errorf("pod-fail stage: %s", fail)
 	}
 }
 

@@ -2,7 +2,9 @@ package reliability_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -90,6 +92,46 @@ var drifts = map[string]drift{
 		object:  kueue("cohorts", "", "oob-cohort"),
 		edit:    func(o map[string]any) { spec(o)["parentName"] = "elsewhere" },
 		want:    []string{"spec", "parentName", "root"},
+	},
+	"aiplatform_model_cache": {
+		config: `resource "aiplatform_model_cache" "x" {
+  name      = "oob-cache"
+  namespace = "default"
+  source    = { uri = "hf://org/model", revision = "main" }
+  size      = "1Gi"
+}`,
+		address: "aiplatform_model_cache.x",
+		object:  acctest.Object{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Namespace: "default", Name: "oob-cache"},
+		// Someone wipes the record of what is warmed: the plan warms again.
+		edit: func(o map[string]any) {
+			ann := o["metadata"].(map[string]any)["annotations"].(map[string]any)
+			var rec map[string]any
+			_ = json.Unmarshal([]byte(ann["model-cache.aiplatform.terraform.io/config"].(string)), &rec)
+			delete(rec, "warmed")
+			b, _ := json.Marshal(rec)
+			ann["model-cache.aiplatform.terraform.io/config"] = string(b)
+			delete(ann, "model-cache.aiplatform.terraform.io/warmed-revision")
+		},
+		want: []string{"metadata", "annotations", "model-cache.aiplatform.terraform.io/warmed-revision", "main"},
+		// The claim is protected while the warm-up Job's pod exists: a person
+		// deletes the Job (as its TTL would) and then the claim.
+		remove: func(t *testing.T, env *testenv.Env) {
+			background := metav1.DeletePropagationBackground
+			err := env.Client.BatchV1().Jobs("default").DeleteCollection(context.Background(),
+				metav1.DeleteOptions{PropagationPolicy: &background},
+				metav1.ListOptions{LabelSelector: "model-cache.aiplatform.terraform.io/name=oob-cache"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 150; i++ {
+				pods, err := env.Client.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: "model-cache.aiplatform.terraform.io/name=oob-cache"})
+				if err == nil && len(pods.Items) == 0 {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			(acctest.Object{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Namespace: "default", Name: "oob-cache"}).Delete(t, env)
+		},
 	},
 	"aiplatform_gpu_node_pool": {
 		config: `resource "aiplatform_gpu_node_pool" "x" {

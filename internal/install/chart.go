@@ -1,0 +1,111 @@
+package install
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/registry"
+)
+
+// Source says where a chart comes from: a local directory (Path), an OCI
+// repository (Repository "oci://registry/path", the chart's reference being
+// Repository/Name) or a classic chart repository (Repository "https://…"
+// serving index.yaml, Name the chart in it).
+type Source struct {
+	Repository string
+	Name       string
+	Version    string
+	Path       string
+}
+
+func (s Source) String() string {
+	switch {
+	case s.Path != "":
+		return s.Path
+	case registry.IsOCI(s.Repository):
+		return strings.TrimSuffix(s.Repository, "/") + "/" + s.Name + ":" + s.Version
+	default:
+		return s.Repository + " " + s.Name + " " + s.Version
+	}
+}
+
+// CacheDir holds downloaded charts and repository indexes:
+// $AIPLATFORM_HELM_CACHE, else <user cache dir>/terraform-provider-aiplatform/helm.
+func CacheDir() string {
+	if d := os.Getenv("AIPLATFORM_HELM_CACHE"); d != "" {
+		return d
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "terraform-provider-aiplatform", "helm")
+}
+
+// settings are Helm's client settings with every path under CacheDir, so
+// that the user's own Helm configuration neither matters nor changes.
+func settings() *cli.EnvSettings {
+	s := cli.New()
+	dir := CacheDir()
+	s.RepositoryCache = filepath.Join(dir, "repository")
+	s.RepositoryConfig = filepath.Join(dir, "repositories.yaml")
+	s.RegistryConfig = filepath.Join(dir, "registry", "config.json")
+	return s
+}
+
+var downloadMu sync.Mutex // one download into the cache at a time
+
+// LoadChart loads the chart. A local directory must hold the requested
+// version when one is given; remote charts are downloaded into CacheDir
+// (and read from there the next time).
+func LoadChart(src Source) (*chart.Chart, error) {
+	if src.Path != "" {
+		ch, err := loader.Load(src.Path)
+		if err != nil {
+			return nil, fmt.Errorf("loading the chart at %s: %w", src.Path, err)
+		}
+		if src.Version != "" && ch.Metadata.Version != src.Version && "v"+ch.Metadata.Version != src.Version {
+			return nil, fmt.Errorf("the chart at %s is version %s, not %s: set version = %q or point path at the %s chart",
+				src.Path, ch.Metadata.Version, src.Version, ch.Metadata.Version, src.Version)
+		}
+		return ch, nil
+	}
+	if src.Repository == "" || src.Name == "" {
+		return nil, fmt.Errorf("chart: set either path, or repository and name")
+	}
+	downloadMu.Lock()
+	defer downloadMu.Unlock()
+	s := settings()
+	if err := os.MkdirAll(s.RepositoryCache, 0o755); err != nil {
+		return nil, err
+	}
+	locate := action.NewInstall(&action.Configuration{})
+	locate.Version = src.Version
+	ref := src.Name
+	if registry.IsOCI(src.Repository) {
+		rc, err := registry.NewClient(registry.ClientOptCredentialsFile(s.RegistryConfig), registry.ClientOptEnableCache(true))
+		if err != nil {
+			return nil, err
+		}
+		locate.SetRegistryClient(rc)
+		ref = strings.TrimSuffix(src.Repository, "/") + "/" + src.Name
+	} else {
+		locate.RepoURL = src.Repository
+	}
+	file, err := locate.LocateChart(ref, s)
+	if err != nil {
+		return nil, fmt.Errorf("fetching chart %s: %w", src, err)
+	}
+	ch, err := loader.Load(file)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s from %s: %w", src, file, err)
+	}
+	return ch, nil
+}

@@ -1,0 +1,395 @@
+// Package install installs, upgrades, checks and removes Helm charts with the
+// Helm SDK, on the provider's own connection to the cluster: chart sources
+// (local directory, chart repository, OCI), values, atomic install and
+// upgrade with a readiness wait by kstatus rules, uninstall that keeps CRDs
+// unless asked, drift of every chart object against the live cluster (by
+// dry-run server-side apply), and the conflict rules between installs.
+//
+// Upgrades go through Helm's three-way patch, which leaves alone fields
+// changed in the cluster when the chart did not change them; Upgrade then
+// server-side applies (force, the provider's field manager, which is also
+// Helm's) the objects that still differ, so a re-apply after drift puts
+// everything back.
+//
+// Tests: the acceptance tests (internal/resources/installs) install the
+// real Kueue chart (sigs.k8s.io/kueue v0.17.0 from the module cache) and a
+// stand-in Volcano chart (testdata/charts/volcano) into the local cluster,
+// whose kwok nodes make the charts' pods Ready. Nothing serves the charts'
+// webhooks there, so tests that create Kueue objects set the chart's webhook
+// failure policies to Ignore while they run. Serving them for real needs an
+// egress-selector proxy in testenv that routes service-referenced webhook
+// calls to local processes and a runner that starts the real manager binary
+// for the chart's controller Deployment (issue #4, part B).
+package install
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	helmkube "helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+)
+
+func init() {
+	// Helm's writes carry the provider's field manager, like every other write.
+	helmkube.ManagedFieldsManager = kube.FieldManager
+}
+
+// maxHistory bounds the release revisions Helm keeps (each re-apply after
+// drift is one).
+const maxHistory = 10
+
+// Logger receives progress lines (the resources pass tflog).
+type Logger func(msg string)
+
+// Release is one Helm release in the cluster.
+type Release struct {
+	Client    *kube.Client
+	Namespace string
+	Name      string
+	Log       Logger // progress, shown at INFO
+	Debug     Logger // Helm's own log lines
+}
+
+// ID is the release's "namespace/name".
+func (r *Release) ID() string { return r.Namespace + "/" + r.Name }
+
+func (r *Release) log(format string, args ...any) {
+	if r.Log != nil {
+		r.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *Release) config() (*action.Configuration, error) {
+	cfg := new(action.Configuration)
+	debug := func(format string, args ...any) {
+		if r.Debug != nil {
+			r.Debug(fmt.Sprintf(format, args...))
+		}
+	}
+	if err := cfg.Init(r.Client.RESTClientGetter(r.Namespace), r.Namespace, "secret", debug); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Get returns the release's latest revision, or found=false when there is
+// none.
+func (r *Release) Get(ctx context.Context) (*release.Release, bool, error) {
+	cfg, err := r.config()
+	if err != nil {
+		return nil, false, err
+	}
+	rel, err := cfg.Releases.Last(r.Name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading release %s: %w", r.ID(), err)
+	}
+	return rel, true, nil
+}
+
+// Options are what an install or upgrade needs besides the release's name.
+type Options struct {
+	Chart   *chart.Chart
+	Values  map[string]any
+	Timeout time.Duration
+}
+
+// releaseLocks serialises operations on one release within the provider.
+var releaseLocks sync.Map // host + namespace/name → *sync.Mutex
+
+func (r *Release) lock() func() {
+	v, _ := releaseLocks.LoadOrStore(r.Client.Host()+" "+r.ID(), &sync.Mutex{})
+	m := v.(*sync.Mutex)
+	m.Lock()
+	return m.Unlock
+}
+
+// Install installs the chart as a new release (creating the namespace), then
+// waits until every object is ready. Any failure uninstalls what was
+// installed and says why.
+func (r *Release) Install(ctx context.Context, o Options) (*release.Release, error) {
+	defer r.lock()()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	cfg, err := r.config()
+	if err != nil {
+		return nil, err
+	}
+	in := action.NewInstall(cfg)
+	in.ReleaseName, in.Namespace = r.Name, r.Namespace
+	in.CreateNamespace = true
+	in.Timeout = o.Timeout
+	in.PostRenderer = keepCRDs{}
+	start := time.Now()
+	r.log("installing chart %s %s as release %s", o.Chart.Metadata.Name, o.Chart.Metadata.Version, r.ID())
+	rel, err := in.RunWithContext(ctx, o.Chart, o.Values)
+	if err != nil {
+		return nil, r.failInstall(err, "")
+	}
+	objs, err := Objects(rel)
+	if err != nil {
+		return nil, r.failInstall(err, "")
+	}
+	r.log("release %s revision %d: %d objects created in %s; waiting until they are ready",
+		r.ID(), rel.Version, len(objs), time.Since(start).Round(100*time.Millisecond))
+	if err := r.Client.WaitReady(ctx, append(objs, crdObjects(o.Chart)...), r.Namespace, r.Log); err != nil {
+		return nil, r.failInstall(err, "waiting for readiness (timeout "+o.Timeout.String()+")")
+	}
+	return rel, nil
+}
+
+// failInstall removes a failed install, as Helm's --atomic does.
+func (r *Release) failInstall(cause error, during string) error {
+	if during != "" {
+		cause = fmt.Errorf("%s: %w", during, cause)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, found, err := r.Get(ctx); err != nil || !found {
+		return fmt.Errorf("installing %s failed: %w", r.ID(), cause)
+	}
+	if err := r.uninstall(ctx, false, 5*time.Minute); err != nil {
+		return fmt.Errorf("installing %s failed: %w\n\nRemoving the failed release failed too: %v", r.ID(), cause, err)
+	}
+	return fmt.Errorf("installing %s failed, and the failed release was removed: %w", r.ID(), cause)
+}
+
+// Upgrade upgrades the release to the chart and values, waits until every
+// object is ready, and then puts back, by server-side apply, any object that
+// still differs from the chart (Helm's patch leaves alone what changed in the
+// cluster when the chart did not change it). A failure rolls back to the
+// previous revision and says why.
+func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, error) {
+	defer r.lock()()
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	cfg, err := r.config()
+	if err != nil {
+		return nil, err
+	}
+	prev, err := cfg.Releases.Deployed(r.Name)
+	if err != nil {
+		prev = nil // no deployed revision (a failed one only): nothing to roll back to
+	}
+	up := action.NewUpgrade(cfg)
+	up.Namespace = r.Namespace
+	up.Timeout = o.Timeout
+	up.MaxHistory = maxHistory
+	up.PostRenderer = keepCRDs{}
+	start := time.Now()
+	r.log("upgrading release %s to chart %s %s", r.ID(), o.Chart.Metadata.Name, o.Chart.Metadata.Version)
+	rel, err := up.RunWithContext(ctx, r.Name, o.Chart, o.Values)
+	if err != nil {
+		return nil, r.rollback(cfg, prev, err, "")
+	}
+	objs, err := Objects(rel)
+	if err != nil {
+		return nil, r.rollback(cfg, prev, err, "")
+	}
+	r.log("release %s revision %d: %d objects applied in %s; waiting until they are ready",
+		r.ID(), rel.Version, len(objs), time.Since(start).Round(100*time.Millisecond))
+	if err := r.Client.WaitReady(ctx, append(objs, crdObjects(o.Chart)...), r.Namespace, r.Log); err != nil {
+		return nil, r.rollback(cfg, prev, err, "waiting for readiness (timeout "+o.Timeout.String()+")")
+	}
+	if err := r.repair(ctx, objs); err != nil {
+		return nil, err
+	}
+	return rel, nil
+}
+
+// repair server-side applies the objects that still differ from the release.
+func (r *Release) repair(ctx context.Context, objs []*unstructured.Unstructured) error {
+	var drifted []*unstructured.Unstructured
+	for i, d := range r.Client.Drift(ctx, objs, r.Namespace) {
+		if d.Drifted() {
+			drifted = append(drifted, objs[i])
+			for _, l := range d.Lines() {
+				r.log("putting back %s", l)
+			}
+		}
+	}
+	if len(drifted) == 0 {
+		return nil
+	}
+	if err := r.Client.ApplyObjects(ctx, drifted, r.Namespace); err != nil {
+		return fmt.Errorf("release %s: putting back objects changed in the cluster: %w", r.ID(), err)
+	}
+	return r.Client.WaitReady(ctx, drifted, r.Namespace, r.Log)
+}
+
+func (r *Release) rollback(cfg *action.Configuration, prev *release.Release, cause error, during string) error {
+	if during != "" {
+		cause = fmt.Errorf("%s: %w", during, cause)
+	}
+	if prev == nil {
+		return fmt.Errorf("upgrading %s failed (there is no earlier deployed revision to roll back to): %w", r.ID(), cause)
+	}
+	rb := action.NewRollback(cfg)
+	rb.Version = prev.Version
+	rb.MaxHistory = maxHistory
+	rb.Timeout = 5 * time.Minute
+	if err := rb.Run(r.Name); err != nil {
+		return fmt.Errorf("upgrading %s failed: %w\n\nRolling back to revision %d failed too: %v", r.ID(), cause, prev.Version, err)
+	}
+	r.log("upgrade of %s failed; rolled back to revision %d", r.ID(), prev.Version)
+	return fmt.Errorf("upgrading %s failed, and it was rolled back to revision %d (chart %s %s), which is in place again: %w",
+		r.ID(), prev.Version, prev.Chart.Metadata.Name, prev.Chart.Metadata.Version, cause)
+}
+
+// Uninstall removes the release and waits until its objects are gone. CRDs
+// stay (and with them every custom resource) unless removeCRDs.
+func (r *Release) Uninstall(ctx context.Context, removeCRDs bool, timeout time.Duration) error {
+	defer r.lock()()
+	return r.uninstall(ctx, removeCRDs, timeout)
+}
+
+func (r *Release) uninstall(ctx context.Context, removeCRDs bool, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cfg, err := r.config()
+	if err != nil {
+		return err
+	}
+	rel, err := cfg.Releases.Last(r.Name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var crds []*unstructured.Unstructured
+	if removeCRDs {
+		objs, _ := Objects(rel)
+		for _, o := range objs {
+			if o.GetKind() == "CustomResourceDefinition" {
+				crds = append(crds, o)
+			}
+		}
+		if rel.Chart != nil {
+			crds = append(crds, crdObjects(rel.Chart)...)
+		}
+	}
+	un := action.NewUninstall(cfg)
+	un.Wait = true
+	un.Timeout = timeout
+	un.DeletionPropagation = "background"
+	r.log("uninstalling release %s (revision %d)", r.ID(), rel.Version)
+	if _, err := un.Run(r.Name); err != nil {
+		return fmt.Errorf("uninstalling %s: %w", r.ID(), err)
+	}
+	for _, crd := range crds {
+		r.log("removing CRD %s", crd.GetName())
+		if err := r.Client.DeleteObject(ctx, crd); err != nil {
+			return fmt.Errorf("uninstalled %s, but removing CRD %s failed: %w", r.ID(), crd.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// Objects parses a release's manifest (hooks excluded).
+func Objects(rel *release.Release) ([]*unstructured.Unstructured, error) {
+	return parseManifests(rel.Manifest)
+}
+
+func parseManifests(manifest string) ([]*unstructured.Unstructured, error) {
+	docs := releaseutil.SplitManifests(manifest)
+	keys := make([]string, 0, len(docs))
+	for k := range docs {
+		keys = append(keys, k)
+	}
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	var out []*unstructured.Unstructured
+	for _, k := range keys {
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte(docs[k]), &obj); err != nil {
+			return nil, fmt.Errorf("parsing the release manifest: %w", err)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		if u.GetKind() == "List" {
+			items, _ := obj["items"].([]any)
+			for _, it := range items {
+				if m, ok := it.(map[string]any); ok {
+					out = append(out, &unstructured.Unstructured{Object: m})
+				}
+			}
+			continue
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// crdObjects are the CRDs of the chart's crds/ directory, which Helm creates
+// before the templates and does not track in the release.
+func crdObjects(ch *chart.Chart) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, crd := range ch.CRDObjects() {
+		objs, err := parseManifests(string(crd.File.Data))
+		if err == nil {
+			out = append(out, objs...)
+		}
+	}
+	return out
+}
+
+// keepCRDs marks every CRD of the release with helm.sh/resource-policy=keep,
+// so that uninstalling the release leaves the CRDs, and with them every
+// custom resource users created; remove_crds deletes them explicitly.
+type keepCRDs struct{}
+
+func (keepCRDs) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+	objs, err := parseManifests(in.String())
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			a := o.GetAnnotations()
+			if a == nil {
+				a = map[string]string{}
+			}
+			a[helmkube.ResourcePolicyAnno] = helmkube.KeepPolicy
+			o.SetAnnotations(a)
+		}
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		out.Write(b)
+	}
+	return &out, nil
+}
+
+// Summary is a one-line description of a release for logs and errors.
+func Summary(rel *release.Release) string {
+	if rel == nil {
+		return "(none)"
+	}
+	ch := "?"
+	if rel.Chart != nil && rel.Chart.Metadata != nil {
+		ch = rel.Chart.Metadata.Name + " " + rel.Chart.Metadata.Version
+	}
+	return fmt.Sprintf("%s/%s revision %d (%s, %s)", rel.Namespace, rel.Name, rel.Version, ch, strings.ToLower(rel.Info.Status.String()))
+}

@@ -1,0 +1,140 @@
+package install
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+func kueueChartDir(t *testing.T) string {
+	t.Helper()
+	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/kueue", "v0.17.0")
+	if err != nil {
+		t.Skipf("Kueue module not available: %v", err)
+	}
+	return filepath.Join(dir, "charts", "kueue")
+}
+
+// render renders a chart client-side, as `helm template` does.
+func render(t *testing.T, src Source, vals map[string]any) []string {
+	t.Helper()
+	ch, err := LoadChart(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := action.NewInstall(&action.Configuration{})
+	in.ClientOnly, in.DryRun, in.ReleaseName, in.Namespace = true, true, "kueue", "kueue-system"
+	in.KubeVersion = &chartutil.KubeVersion{Version: "v1.36.3", Major: "1", Minor: "36"}
+	in.PostRenderer = keepCRDs{}
+	rel, err := in.Run(ch, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Objects(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetKind()+"/"+o.GetName())
+	}
+	return append(out, rel.Manifest)
+}
+
+// The typed settings land in the manager configuration the chart renders,
+// and the chart's own defaults (which include pod, deployment and
+// statefulset) are replaced.
+func TestKueueValuesRender(t *testing.T) {
+	dir := kueueChartDir(t)
+	ch, err := LoadChart(Source{Path: dir, Version: "0.17.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, _ := ParseKueueConfig(GetPath(ch.Values, kueueConfigPath...).(string))
+	if !slices.Contains(def.Frameworks, "pod") {
+		t.Fatalf("the chart's default frameworks changed: %v", def.Frameworks)
+	}
+	raw, _ := ParseValues("controllerManager:\n  replicas: 2\n")
+	vals, err := KueueValues(ch.Values, raw, KueueSettings{
+		Frameworks:       []string{"batch/job", "trainer.kubeflow.org/trainjob"},
+		WaitForPodsReady: &WaitForPodsReady{Enable: true, Timeout: "7m"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := render(t, Source{Path: dir}, vals)
+	manifest := out[len(out)-1]
+	objs := out[:len(out)-1]
+	t.Logf("%d objects rendered", len(objs))
+	for _, want := range []string{"frameworks:\n      - batch/job\n      - trainer.kubeflow.org/trainjob", "manageJobsWithoutQueueName: false",
+		"timeout: 7m", "replicas: 2", "helm.sh/resource-policy: keep", "webhookServiceName: kueue-webhook-service"} {
+		if !strings.Contains(manifest, want) {
+			t.Errorf("rendered manifest lacks %q", want)
+		}
+	}
+	if strings.Contains(manifest, "- pod\n") {
+		t.Errorf("the pod integration is still rendered")
+	}
+	// Everything else of the chart's configuration is kept.
+	if !strings.Contains(manifest, "c1f6bfd2.kueue.x-k8s.io") {
+		t.Errorf("the chart's leader election settings were lost")
+	}
+}
+
+func TestMergeKueueConfigKeepsOtherSettings(t *testing.T) {
+	doc := "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nintegrations:\n  frameworks: [pod]\n  externalFrameworks: [Foo.v1.example.com]\nfairSharing:\n  enable: true\n"
+	out, err := MergeKueueConfig(doc, KueueSettings{Frameworks: []string{"batch/job"}, WaitForPodsReady: &WaitForPodsReady{Enable: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"externalFrameworks:\n  - Foo.v1.example.com", "fairSharing:\n  enable: true", "frameworks:\n  - batch/job",
+		"waitForPodsReady:\n  enable: true\n  timeout: 5m"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("merged config lacks %q:\n%s", want, out)
+		}
+	}
+	s, ok := KueueSettingsFromValues(map[string]any{"managerConfig": map[string]any{"controllerManagerConfigYaml": out}})
+	if !ok || !slices.Equal(s.Frameworks, []string{"batch/job"}) || s.WaitForPodsReady == nil || !s.WaitForPodsReady.Enable {
+		t.Errorf("settings read back: %+v", s)
+	}
+	off, _ := MergeKueueConfig(out, KueueSettings{Frameworks: []string{"batch/job"}, WaitForPodsReady: &WaitForPodsReady{Enable: false}})
+	if strings.Contains(off, "waitForPodsReady") {
+		t.Errorf("waitForPodsReady not removed:\n%s", off)
+	}
+}
+
+func TestVolcanoSchedulerConf(t *testing.T) {
+	conf := VolcanoSchedulerConf([]string{"enqueue", "allocate"}, [][]string{{"priority", "gang"}, {"drf", "binpack"}})
+	actions, tiers, err := ParseVolcanoSchedulerConf(conf)
+	if err != nil || !slices.Equal(actions, []string{"enqueue", "allocate"}) || len(tiers) != 2 || !slices.Equal(tiers[1], []string{"drf", "binpack"}) {
+		t.Fatalf("round trip: %v %v %v\n%s", actions, tiers, err, conf)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	base := map[string]any{"a": map[string]any{"b": 1, "c": 2}, "l": []any{1}}
+	out := Merge(base, map[string]any{"a": map[string]any{"c": 3}, "l": []any{2}})
+	if GetPath(out, "a", "b") != 1 || GetPath(out, "a", "c") != 3 || len(out["l"].([]any)) != 1 || out["l"].([]any)[0] != 2 {
+		t.Fatalf("merge: %v", out)
+	}
+}
+
+func TestConflictMessages(t *testing.T) {
+	p := KueuePlan{Frameworks: []string{"batch/job", "pod", "deployment"}, ManageJobsWithoutQueueName: true}
+	msg := kueueProblem(p, []string{"the cluster runs the Volcano scheduler (Deployment volcano-system/volcano-scheduler)"})
+	for _, want := range []string{`integrations ["pod", "deployment"]`, `set integrations = ["batch/job"] and manage_jobs_without_queue_name = false`, "volcano-system/volcano-scheduler"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if got := jobFrameworks([]string{"pod"}); !slices.Equal(got, []string{"batch/job"}) {
+		t.Errorf("jobFrameworks: %v", got)
+	}
+}

@@ -1,0 +1,126 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Look-ups across namespaces for software installed by anyone (Helm, kubectl,
+// an operator): what the conflict rules between installs need to see.
+
+var crdGVR = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+
+// CRD returns the CustomResourceDefinition named e.g.
+// "podgroups.scheduling.volcano.sh", or nil when there is none.
+func (c *Client) CRD(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	dyn, err := c.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	u, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+	if isObjectNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, c.explain(ctx, err, "read", Kind{Group: crdGVR.Group, Version: crdGVR.Version, Resource: crdGVR.Resource, Kind: "CustomResourceDefinition"}, Ref{Name: name})
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &crd); err != nil {
+		return nil, err
+	}
+	return &crd, nil
+}
+
+// DeploymentsNamed lists the Deployments of that name in every namespace,
+// plus those matching labelSelector when it is not empty.
+func (c *Client) DeploymentsNamed(ctx context.Context, name, labelSelector string) ([]appsv1.Deployment, error) {
+	typed, err := c.Typed()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []appsv1.Deployment
+	for _, opts := range listOptions(name, labelSelector) {
+		list, err := typed.AppsV1().Deployments("").List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing Deployments at %s: %w", c.Host(), err)
+		}
+		for _, d := range list.Items {
+			if key := d.Namespace + "/" + d.Name; !seen[key] {
+				seen[key] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ConfigMapsNamed lists the ConfigMaps of that name in every namespace, plus
+// those matching labelSelector when it is not empty.
+func (c *Client) ConfigMapsNamed(ctx context.Context, name, labelSelector string) ([]corev1.ConfigMap, error) {
+	typed, err := c.Typed()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []corev1.ConfigMap
+	for _, opts := range listOptions(name, labelSelector) {
+		list, err := typed.CoreV1().ConfigMaps("").List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing ConfigMaps at %s: %w", c.Host(), err)
+		}
+		for _, cm := range list.Items {
+			if key := cm.Namespace + "/" + cm.Name; !seen[key] {
+				seen[key] = true
+				out = append(out, cm)
+			}
+		}
+	}
+	return out, nil
+}
+
+func listOptions(name, labelSelector string) []metav1.ListOptions {
+	out := []metav1.ListOptions{{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}}
+	if labelSelector != "" {
+		out = append(out, metav1.ListOptions{LabelSelector: labelSelector})
+	}
+	return out
+}
+
+// DeleteObject deletes an object of any kind (found by discovery) and waits
+// until it is gone or ctx ends. A missing object is not an error.
+func (c *Client) DeleteObject(ctx context.Context, obj *unstructured.Unstructured) error {
+	obj = obj.DeepCopy()
+	ri, _, err := c.ObjectClient(obj, "")
+	if isNoMatch(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	policy := metav1.DeletePropagationBackground
+	err = ri.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &policy})
+	if isObjectNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if isObjectNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}

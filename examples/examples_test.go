@@ -30,6 +30,16 @@ func TestMain(m *testing.M) {
 	}})
 }
 
+// appliedElsewhere are examples this cluster cannot take as they are: the
+// installs pull upstream charts (no registry offline) and Volcano's queue
+// needs Volcano's CRDs. internal/resources/installs applies them with the
+// charts from the module cache and the stand-in Volcano chart.
+var appliedElsewhere = map[string]string{
+	"aiplatform_kueue":         "applied by internal/resources/installs (TestAccInstallExamples) with the chart from the module cache",
+	"aiplatform_volcano":       "applied by internal/resources/installs (TestAccInstallExamples) with the stand-in Volcano chart",
+	"aiplatform_volcano_queue": "applied by internal/resources/installs (TestAccInstallExamples) after the stand-in Volcano chart",
+}
+
 var importLine = regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`)
 
 func TestAccResourceExamples(t *testing.T) {
@@ -40,6 +50,9 @@ func TestAccResourceExamples(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			if reason, ok := appliedElsewhere[filepath.Base(dir)]; ok {
+				t.Skip(reason)
+			}
 			tf, err := os.ReadFile(filepath.Join(dir, "resource.tf"))
 			if err != nil {
 				t.Fatal(err)

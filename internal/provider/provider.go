@@ -19,6 +19,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/gpu"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/installs"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 )
@@ -175,6 +176,9 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		kueue.NewLocalQueue,
 		kueue.NewCohort,
 		modelcache.NewModelCache,
+		installs.NewKueue,
+		installs.NewVolcano,
+		installs.NewVolcanoQueue,
 	}
 }
 

@@ -7,10 +7,11 @@ import (
 )
 
 // One cluster for the package: Kueue's CRDs (no manager: the API server is
-// stopped and restarted here) and two small GPU pools.
+// stopped and restarted here), the stand-in Volcano chart's CRDs, and two
+// small GPU pools.
 func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{
-		CRDDirs: kueueCRDs(),
+		CRDDirs: append(kueueCRDs(), "../../testdata/charts/volcano/crds"),
 		Nodes: []testenv.NodePool{
 			{Name: "h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3"},
 			{Name: "a100", Count: 2, GPUs: 4, Product: "NVIDIA-A100-SXM4-80GB"},

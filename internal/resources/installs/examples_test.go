@@ -1,0 +1,131 @@
+package installs_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/config"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+// The examples of this package's resources and examples/platform, applied
+// here because they need charts: offline, the Kueue chart comes from the
+// module cache and Volcano's from the stand-in (a `chart = { path = … }`
+// line is added to the example's resource block).
+
+func example(t *testing.T, rel string) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "examples", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// withChart adds lines to the body of `resource "<typ>" "<name>" {`.
+func withChart(t *testing.T, tf, typ, lines string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^resource "` + typ + `" "[a-z_]+" \{\n`)
+	loc := re.FindStringIndex(tf)
+	if loc == nil {
+		t.Fatalf("no %s block in the example", typ)
+	}
+	return tf[:loc[1]] + lines + "\n" + tf[loc[1]:]
+}
+
+var importCommand = regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`)
+
+func importOf(t *testing.T, dir string) (addr, id string) {
+	m := importCommand.FindStringSubmatch(example(t, filepath.Join("resources", dir, "import.sh")))
+	if m == nil {
+		t.Fatalf("%s/import.sh has no terraform import line", dir)
+	}
+	return m[1], m[2]
+}
+
+func TestAccInstallExamples(t *testing.T) {
+	env := acctest.Env(t)
+	ignore := []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "values", "remove_crds", "revision"}
+
+	t.Run("aiplatform_kueue", func(t *testing.T) {
+		cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_kueue/resource.tf"), "aiplatform_kueue",
+			fmt.Sprintf("  chart = { path = %q }", kueueChart(t)))
+		addr, id := importOf(t, "aiplatform_kueue")
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.Factories,
+			Steps: []resource.TestStep{
+				{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: ignore},
+			},
+		})
+	})
+
+	volcano := fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", volcanoChart(t))
+	t.Run("aiplatform_volcano", func(t *testing.T) {
+		cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_volcano/resource.tf"), "aiplatform_volcano", volcano)
+		addr, id := importOf(t, "aiplatform_volcano")
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.Factories,
+			Steps: []resource.TestStep{
+				{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: ignore},
+			},
+		})
+	})
+
+	t.Run("aiplatform_volcano_queue", func(t *testing.T) {
+		base := acctest.Provider(env) + volcanoBlock(t, "")
+		cfg := base + strings.Replace(example(t, "resources/aiplatform_volcano_queue/resource.tf"),
+			"  name ", "  depends_on = [aiplatform_volcano.this]\n  name ", 1)
+		addr, id := importOf(t, "aiplatform_volcano_queue")
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.Factories,
+			Steps: []resource.TestStep{
+				{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true},
+			},
+		})
+	})
+}
+
+// examples/platform: Kueue and the queues that need its CRDs in one apply,
+// an empty plan after it, destroy in reverse.
+func TestAccPlatformExample(t *testing.T) {
+	env := acctest.Env(t)
+	restore := neutralizeKueueWebhooks(t, env)
+	defer restore()
+	vars := config.Variables{
+		"kubeconfig":       config.StringVariable(env.Kubeconfig),
+		"kueue_chart_path": config.StringVariable(kueueChart(t)),
+	}
+	research := object("kueue.x-k8s.io", "v1beta2", "clusterqueues", "", "research")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config:          example(t, "platform/main.tf"),
+				ConfigVariables: vars,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					kueueDeployment.Equal(env, 1, "status", "readyReplicas"),
+					research.Equal(env, "ai", "spec", "cohortName"),
+					func(*terraform.State) error { restore(); return nil },
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(research.Gone(env), kueueDeployment.Gone(env)),
+	})
+}

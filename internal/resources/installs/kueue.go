@@ -1,0 +1,190 @@
+package installs
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/setdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+)
+
+type kueueModel struct {
+	releaseModel
+	Integrations               types.Set         `tfsdk:"integrations"`
+	ManageJobsWithoutQueueName types.Bool        `tfsdk:"manage_jobs_without_queue_name"`
+	WaitForPodsReady           *waitForPodsReady `tfsdk:"wait_for_pods_ready"`
+	FeatureGates               types.Map         `tfsdk:"feature_gates"`
+	Replicas                   types.Int64       `tfsdk:"replicas"`
+}
+
+type waitForPodsReady struct {
+	Enable  types.Bool   `tfsdk:"enable"`
+	Timeout types.String `tfsdk:"timeout"`
+}
+
+// DefaultKueueVersion is the Kueue chart installed when version is not set.
+const DefaultKueueVersion = "0.17.0"
+
+// NewKueue is aiplatform_kueue.
+func NewKueue() resource.Resource {
+	return newRelease[kueueModel](chartSpec[kueueModel]{
+		TypeName: "kueue",
+		Product:  "Kueue",
+		Description: "Kueue installed from its Helm chart with the Helm SDK. The integrations are a set, written into the " +
+			"manager configuration (the chart's one YAML string value `managerConfig.controllerManagerConfigYaml` is parsed, " +
+			"changed and written back: never edit that string). Install and upgrade are atomic — a failed upgrade rolls back " +
+			"to the previous revision and says why — and wait until every object is ready. Every refresh compares each " +
+			"object of the release with the live cluster (`drift`).\n\n" +
+			"**Volcano**: the pod-based integrations (`pod`, `deployment`, `statefulset`) and `manage_jobs_without_queue_name` " +
+			"make Kueue's webhook take Pods and Jobs that carry no `kueue.x-k8s.io/queue-name` label — all of Volcano's — so " +
+			"the plan fails when Volcano is in the cluster or planned in the same configuration (the message says what to change). " +
+			"The default, `[\"batch/job\"]`, coexists with Volcano.\n\n" +
+			"Resources that need Kueue's CRDs (`aiplatform_cluster_queue`, …) plan without them and apply after the install when " +
+			"they reference this resource or list it in `depends_on`, so an empty cluster gets Kueue and its queues in one apply. " +
+			"The chart's default integrations include `pod`, `deployment` and `statefulset`; this resource replaces them.",
+		DefaultName:      "kueue",
+		DefaultNamespace: "kueue-system",
+		DefaultVersion:   DefaultKueueVersion,
+		DefaultChart:     install.Source{Repository: "oci://registry.k8s.io/kueue/charts", Name: "kueue"},
+		Attributes: map[string]schema.Attribute{
+			"integrations": schema.SetAttribute{ElementType: types.StringType, Optional: true, Computed: true,
+				Default: setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})),
+				MarkdownDescription: "Kueue integrations (`integrations.frameworks`), e.g. `batch/job`, `jobset.x-k8s.io/jobset`, " +
+					"`trainer.kubeflow.org/trainjob`, `ray.io/rayjob`, `leaderworkerset.x-k8s.io/leaderworkerset`. Default `[\"batch/job\"]`. " +
+					"`pod`, `deployment` and `statefulset` are refused while Volcano is present.",
+				Validators: []validator.Set{setvalidator.SizeAtLeast(1)}},
+			"manage_jobs_without_queue_name": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Kueue also manages (suspends until admitted) Jobs without the `kueue.x-k8s.io/queue-name` label. Default `false`; refused while Volcano is present."},
+			"wait_for_pods_ready": schema.SingleNestedAttribute{Optional: true,
+				MarkdownDescription: "All-or-nothing admission: a workload whose pods are not all ready within `timeout` is evicted and requeued. Unset leaves the chart's setting (off).",
+				Attributes: map[string]schema.Attribute{
+					"enable":  schema.BoolAttribute{Required: true, MarkdownDescription: "Turn it on or off."},
+					"timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "How long the pods may take, as a duration (`\"5m\"`, the default when enabled).", Validators: []validator.String{durationValidator{}}},
+				}},
+			"feature_gates": schema.MapAttribute{ElementType: types.BoolType, Optional: true,
+				MarkdownDescription: "Kueue feature gates, e.g. `{ TopologyAwareScheduling = true }` (the chart's `controllerManager.featureGates`)."},
+			"replicas": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "Replicas of the controller manager (the chart's default is 1).",
+				Validators:          []validator.Int64{int64validator.AtLeast(1)}},
+		},
+		Values:     kueueValues,
+		FromValues: kueueFromValues,
+		Validate:   validateKueue,
+		Check: func(ctx context.Context, c *kube.Client, m *kueueModel) (string, error) {
+			if m.Integrations.IsUnknown() || m.ManageJobsWithoutQueueName.IsUnknown() {
+				return "", nil
+			}
+			return install.CheckKueue(ctx, c, install.KueuePlan{
+				Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString(),
+				Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool(),
+			})
+		},
+	})
+}
+
+func setStrings(s types.Set) []string {
+	var out []string
+	for _, v := range s.Elements() {
+		if sv, ok := v.(types.String); ok {
+			out = append(out, sv.ValueString())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *kueueModel) settings() install.KueueSettings {
+	s := install.KueueSettings{Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool()}
+	if w := m.WaitForPodsReady; w != nil {
+		s.WaitForPodsReady = &install.WaitForPodsReady{Enable: w.Enable.ValueBool(), Timeout: w.Timeout.ValueString()}
+	}
+	return s
+}
+
+func kueueValues(m *kueueModel, chartDefaults, raw map[string]any) (map[string]any, error) {
+	vals, err := install.KueueValues(chartDefaults, raw, m.settings())
+	if err != nil {
+		return nil, err
+	}
+	if !m.Replicas.IsNull() {
+		install.SetPath(vals, m.Replicas.ValueInt64(), "controllerManager", "replicas")
+	}
+	if !m.FeatureGates.IsNull() {
+		gates := map[string]bool{}
+		for k, v := range m.FeatureGates.Elements() {
+			if b, ok := v.(types.Bool); ok {
+				gates[k] = b.ValueBool()
+			}
+		}
+		install.SetPath(vals, install.FeatureGateValues(gates), "controllerManager", "featureGates")
+	}
+	return vals, nil
+}
+
+func kueueFromValues(values map[string]any, m *kueueModel) {
+	m.Integrations = types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})
+	m.ManageJobsWithoutQueueName = types.BoolValue(false)
+	if s, ok := install.KueueSettingsFromValues(values); ok {
+		vals := make([]attr.Value, len(s.Frameworks))
+		for i, f := range s.Frameworks {
+			vals[i] = types.StringValue(f)
+		}
+		m.Integrations = types.SetValueMust(types.StringType, vals)
+		m.ManageJobsWithoutQueueName = types.BoolValue(s.ManageJobsWithoutQueueName)
+		if w := s.WaitForPodsReady; w != nil {
+			m.WaitForPodsReady = &waitForPodsReady{Enable: types.BoolValue(w.Enable), Timeout: types.StringValue(w.Timeout)}
+		}
+	}
+	if n, ok := install.GetPath(values, "controllerManager", "replicas").(float64); ok {
+		m.Replicas = types.Int64Value(int64(n))
+	}
+	if gates, ok := install.GetPath(values, "controllerManager", "featureGates").([]any); ok && len(gates) > 0 {
+		elems := map[string]attr.Value{}
+		for _, g := range gates {
+			gm, _ := g.(map[string]any)
+			name, _ := gm["name"].(string)
+			on, _ := gm["enabled"].(bool)
+			if name != "" {
+				elems[name] = types.BoolValue(on)
+			}
+		}
+		m.FeatureGates = types.MapValueMust(types.BoolType, elems)
+	}
+}
+
+func validateKueue(m *kueueModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if w := m.WaitForPodsReady; w != nil && !w.Enable.IsUnknown() && !w.Enable.ValueBool() && !w.Timeout.IsNull() {
+		diags.AddAttributeWarning(path.Root("wait_for_pods_ready").AtName("timeout"), "Timeout without effect",
+			"wait_for_pods_ready.timeout is ignored while enable = false.")
+	}
+	if !m.Values.IsNull() && !m.Values.IsUnknown() {
+		raw, err := install.ParseValues(m.Values.ValueString())
+		if err == nil {
+			if doc, ok := install.GetPath(raw, "managerConfig", "controllerManagerConfigYaml").(string); ok {
+				if cfg, err := install.ParseKueueConfig(doc); err != nil {
+					diags.AddAttributeError(path.Root("values"), "Invalid Kueue configuration",
+						fmt.Sprintf("values: managerConfig.controllerManagerConfigYaml is not a YAML document: %v", err))
+				} else if len(cfg.Frameworks) > 0 || cfg.ManageJobsWithoutQueueName {
+					diags.AddAttributeWarning(path.Root("values"), "Settings overridden by typed attributes",
+						"values: integrations.frameworks and manageJobsWithoutQueueName in managerConfig.controllerManagerConfigYaml are "+
+							"replaced by the integrations and manage_jobs_without_queue_name attributes; set those instead.")
+				}
+			}
+		}
+	}
+	return diags
+}

@@ -1,0 +1,190 @@
+package installs_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+)
+
+// frameworksOf reads integrations.frameworks from the live manager config.
+func frameworksOf(obj map[string]any) string {
+	data, _ := obj["data"].(map[string]any)
+	doc, _ := data["controller_manager_config.yaml"].(string)
+	var cfg struct {
+		ManageJobsWithoutQueueName bool `json:"manageJobsWithoutQueueName"`
+		Integrations               struct {
+			Frameworks []string `json:"frameworks"`
+		} `json:"integrations"`
+	}
+	_ = yaml.Unmarshal([]byte(doc), &cfg)
+	return fmt.Sprintf("%v manage=%v", cfg.Integrations.Frameworks, cfg.ManageJobsWithoutQueueName)
+}
+
+func wantFrameworks(want string) func(map[string]any) error {
+	return func(obj map[string]any) error {
+		if got := frameworksOf(obj); got != want {
+			return fmt.Errorf("live Kueue configuration: %s, want %s", got, want)
+		}
+		return nil
+	}
+}
+
+// Install, drift (Deployment scaled and manager configuration edited out of
+// band), re-apply, upgrade, a failed upgrade that rolls back, import,
+// uninstall keeping the CRDs.
+func TestAccKueue(t *testing.T) {
+	env := acctest.Env(t)
+	addr := "aiplatform_kueue.this"
+	cfg := func(extra string) string { return acctest.Provider(env) + kueueBlock(t, extra) }
+	base := cfg("")
+	scaled := cfg(`  replicas = 2
+  integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
+  feature_gates = { TopologyAwareScheduling = true }
+  wait_for_pods_ready = { enable = true, timeout = "7m" }`)
+	broken := cfg(`  replicas = 2
+  integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
+  feature_gates = { TopologyAwareScheduling = true }
+  wait_for_pods_ready = { enable = true, timeout = "7m" }
+  values = <<-EOT
+    controllerManager:
+      manager:
+        resources:
+          limits:
+            cpu: lots
+  EOT`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				// Installed, every object ready, and no drift right after.
+				Config: base,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "id", "kueue-system/kueue"),
+					resource.TestCheckResourceAttr(addr, "revision", "1"),
+					resource.TestCheckResourceAttr(addr, "status", "deployed"),
+					resource.TestCheckResourceAttr(addr, "drift.#", "0"),
+					kueueDeployment.Equal(env, 1, "status", "readyReplicas"),
+					kueueConfig.Check(env, wantFrameworks("[batch/job] manage=false")),
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// Someone scales the manager and turns on the pod integration by hand.
+				PreConfig: func() {
+					kueueDeployment.Edit(t, env, "kubectl-edit", func(obj map[string]any) {
+						obj["spec"].(map[string]any)["replicas"] = int64(3)
+					})
+					kueueConfig.Edit(t, env, "kubectl-edit", func(obj map[string]any) {
+						data := obj["data"].(map[string]any)
+						doc := data["controller_manager_config.yaml"].(string)
+						data["controller_manager_config.yaml"] = strings.Replace(doc, "- batch/job", "- batch/job\n  - pod", 1)
+					})
+				},
+				Config: base,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						driftBefore{addr, []string{
+							"Deployment/kueue-system/kueue-controller-manager: spec.replicas 3 → 1",
+							`ConfigMap/kueue-system/kueue-manager-config: data["controller_manager_config.yaml"].integrations.frameworks ["batch/job","pod"] → ["batch/job"]`,
+						}},
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					kueueDeployment.Equal(env, 1, "spec", "replicas"),
+					kueueConfig.Check(env, wantFrameworks("[batch/job] manage=false")),
+					resource.TestCheckResourceAttr(addr, "revision", "2"),
+				),
+			},
+			{
+				// An upgrade of the typed settings.
+				Config: scaled,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					kueueDeployment.Equal(env, 2, "spec", "replicas"),
+					kueueDeployment.Equal(env, 2, "status", "readyReplicas"),
+					kueueDeployment.Check(env, func(obj map[string]any) error {
+						if !strings.Contains(fmt.Sprint(obj["spec"]), "--feature-gates=TopologyAwareScheduling=true") {
+							return fmt.Errorf("feature gate not passed to the manager")
+						}
+						return nil
+					}),
+					kueueConfig.Check(env, wantFrameworks("[batch/job jobset.x-k8s.io/jobset] manage=false")),
+					kueueConfig.Check(env, func(obj map[string]any) error {
+						if !strings.Contains(fmt.Sprint(obj["data"]), "timeout: 7m") {
+							return fmt.Errorf("waitForPodsReady not in the manager configuration: %v", obj["data"])
+						}
+						return nil
+					}),
+				),
+			},
+			{
+				// An upgrade the API server refuses: rolled back, and it says why.
+				Config:      broken,
+				ExpectError: acctest.ErrorMatching("Upgrading Kueue failed", "rolled back to revision 3", "quantities must match the regular expression"),
+			},
+			{
+				// The previous release is in place: nothing to do for its configuration.
+				Config:   scaled,
+				PlanOnly: true,
+				Check:    kueueDeployment.Equal(env, 2, "spec", "replicas"),
+			},
+			{
+				ResourceName: addr, ImportState: true, ImportStateId: "kueue-system/kueue", ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "revision"},
+			},
+			{
+				ResourceName: addr, ImportState: true, ImportStateId: "kueue",
+				ExpectError: acctest.ErrorMatching(`expected "namespace/release"`),
+			},
+		},
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			kueueDeployment.Gone(env),
+			kueueCRD.Check(env, func(map[string]any) error { return nil }), // CRDs stay
+		),
+	})
+}
+
+// A chart source that cannot be loaded fails at apply, naming the path; bad
+// values and durations fail at plan.
+func TestAccKueueInvalid(t *testing.T) {
+	env := acctest.Env(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { chart = { path = "/nonexistent/kueue" } }`,
+				ExpectError: acctest.ErrorMatching("Cannot load the Kueue chart", "/nonexistent/kueue"),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { values = "[not, a, map" }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching("values is not a YAML map"),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { timeout = "soon" }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`"soon" is not a duration`),
+			},
+			{
+				Config:      acctest.Provider(env) + fmt.Sprintf("resource \"aiplatform_kueue\" \"x\" {\n  version = \"0.16.0\"\n  chart = { path = %q }\n}\n", kueueChart(t)),
+				ExpectError: acctest.ErrorMatching("is version 0.17.0, not 0.16.0"),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { chart = { path = "/x", name = "kueue" } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching("set either path, or repository and name, not both"),
+			},
+		},
+	})
+}

@@ -1,0 +1,528 @@
+// Package installs holds the resources that install software into the cluster
+// with Helm (aiplatform_kueue, aiplatform_volcano) and the objects of what
+// they install (aiplatform_volcano_queue). The Helm work is in
+// internal/install; a resource file says which chart, which typed settings
+// and how they become the chart's values.
+package installs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
+)
+
+// releaseModel is what every install resource has.
+type releaseModel struct {
+	ID         types.String `tfsdk:"id"`
+	Name       types.String `tfsdk:"name"`
+	Namespace  types.String `tfsdk:"namespace"`
+	Version    types.String `tfsdk:"version"`
+	Chart      *chartModel  `tfsdk:"chart"`
+	Values     types.String `tfsdk:"values"`
+	Timeout    types.String `tfsdk:"timeout"`
+	RemoveCRDs types.Bool   `tfsdk:"remove_crds"`
+	Drift      types.List   `tfsdk:"drift"`
+	Revision   types.Int64  `tfsdk:"revision"`
+	Status     types.String `tfsdk:"status"`
+}
+
+func (m *releaseModel) release() *releaseModel { return m }
+
+type chartModel struct {
+	Repository types.String `tfsdk:"repository"`
+	Name       types.String `tfsdk:"name"`
+	Path       types.String `tfsdk:"path"`
+}
+
+// model is a resource model that embeds releaseModel.
+type model[T any] interface {
+	*T
+	release() *releaseModel
+}
+
+// chartSpec is everything that differs between two install resources.
+type chartSpec[T any] struct {
+	TypeName         string // without the provider prefix
+	Description      string
+	Product          string // "Kueue"
+	DefaultName      string // release name
+	DefaultNamespace string
+	DefaultVersion   string // empty: version is required
+	DefaultChart     install.Source
+	Attributes       map[string]schema.Attribute
+	// Values builds the chart's values from the model, the chart's own
+	// defaults and the user's raw values.
+	Values func(m *T, chartDefaults, raw map[string]any) (map[string]any, error)
+	// FromValues sets the typed attributes from a release's values (import).
+	FromValues func(values map[string]any, m *T)
+	// Validate checks the configuration without I/O.
+	Validate func(m *T) diag.Diagnostics
+	// Check is the conflict rule, at plan and apply time: a non-empty
+	// problem fails the plan or apply. c is never nil.
+	Check func(ctx context.Context, c *kube.Client, m *T) (problem string, err error)
+}
+
+type releaseResource[T any, P model[T]] struct {
+	spec   chartSpec[T]
+	client *kube.Client
+}
+
+func newRelease[T any, P model[T]](spec chartSpec[T]) resource.Resource {
+	return &releaseResource[T, P]{spec: spec}
+}
+
+var (
+	_ resource.ResourceWithConfigure      = (*releaseResource[kueueModel, *kueueModel])(nil)
+	_ resource.ResourceWithModifyPlan     = (*releaseResource[kueueModel, *kueueModel])(nil)
+	_ resource.ResourceWithImportState    = (*releaseResource[kueueModel, *kueueModel])(nil)
+	_ resource.ResourceWithValidateConfig = (*releaseResource[kueueModel, *kueueModel])(nil)
+)
+
+const defaultTimeout = 10 * time.Minute
+
+func (r *releaseResource[T, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.spec.TypeName
+}
+
+func (r *releaseResource[T, P]) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	s := r.spec
+	defaultChart := fmt.Sprintf("`{ repository = %q, name = %q }`", s.DefaultChart.Repository, s.DefaultChart.Name)
+	version := schema.StringAttribute{
+		MarkdownDescription: fmt.Sprintf("Version of the %s chart. Changing it upgrades the release.", s.Product),
+		Validators:          []validator.String{nonEmpty{}},
+	}
+	if s.DefaultVersion != "" {
+		version.Optional, version.Computed = true, true
+		version.Default = stringdefault.StaticString(s.DefaultVersion)
+		version.MarkdownDescription += fmt.Sprintf(" Default `%q`.", s.DefaultVersion)
+	} else {
+		version.Required = true
+	}
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{Computed: true, MarkdownDescription: "`namespace/name` of the release; also the import ID.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+		"name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(s.DefaultName),
+			MarkdownDescription: fmt.Sprintf("Name of the Helm release. Default `%q`. Changing it replaces the release.", s.DefaultName),
+			Validators:          []validator.String{validators.DNSLabel()},
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(s.DefaultNamespace),
+			MarkdownDescription: fmt.Sprintf("Namespace of the release, created when missing. Default `%q`. Changing it replaces the release.", s.DefaultNamespace),
+			Validators:          []validator.String{validators.DNSLabel()},
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+		"version": version,
+		"chart": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: fmt.Sprintf("Where the chart comes from: `repository` and `name` (a chart repository URL, or an `oci://` "+
+				"repository whose chart reference is `repository/name`), or `path`, a local chart directory. Default %s.", defaultChart),
+			Attributes: map[string]schema.Attribute{
+				"repository": schema.StringAttribute{Optional: true, MarkdownDescription: "Chart repository URL (`https://…` serving `index.yaml`) or OCI repository (`oci://…`)."},
+				"name":       schema.StringAttribute{Optional: true, MarkdownDescription: "Chart name in the repository."},
+				"path":       schema.StringAttribute{Optional: true, MarkdownDescription: "Local chart directory (or `.tgz`); its version must equal `version`."},
+			}},
+		"values": schema.StringAttribute{Optional: true,
+			MarkdownDescription: "Further chart values as a YAML document, merged over the chart's defaults. The typed attributes win over it."},
+		"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultTimeout.String()),
+			MarkdownDescription: "Longest an install, upgrade or uninstall may take, including the wait until every object is ready (Go duration). Default `\"10m0s\"`.",
+			Validators:          []validator.String{durationValidator{}}},
+		"remove_crds": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Delete the chart's CRDs — and with them every object of those kinds — when the release is destroyed. Default `false`: the CRDs stay."},
+		"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
+			MarkdownDescription: "Fields of the release's objects that differ in the cluster from what the release applied, as " +
+				"`Kind/namespace/name: field live → release`, computed at every refresh by a dry-run server-side apply of each object. " +
+				"Any drift plans an update that applies the release again and puts the fields back; the plan shows it as `drift` becoming `[]`."},
+		"revision": schema.Int64Attribute{Computed: true, MarkdownDescription: "Revision of the Helm release."},
+		"status":   schema.StringAttribute{Computed: true, MarkdownDescription: "Status of the release's latest revision (`deployed` after a successful apply)."},
+	}
+	for k, v := range s.Attributes {
+		attrs[k] = v
+	}
+	resp.Schema = schema.Schema{MarkdownDescription: s.Description, Attributes: attrs}
+}
+
+func (r *releaseResource[T, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if c, ok := req.ProviderData.(*kube.Client); ok {
+		r.client = c
+	}
+}
+
+func (r *releaseResource[T, P]) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m T
+	if d := req.Config.Get(ctx, &m); d.HasError() {
+		return
+	}
+	b := P(&m).release()
+	if c := b.Chart; c != nil {
+		hasPath := !c.Path.IsNull()
+		hasRepo := !c.Repository.IsNull() || !c.Name.IsNull()
+		switch {
+		case hasPath && hasRepo:
+			resp.Diagnostics.AddAttributeError(path.Root("chart"), "Conflicting chart source",
+				"chart: set either path, or repository and name, not both.")
+		case !hasPath && (c.Repository.IsNull() || c.Name.IsNull()) && !c.Repository.IsUnknown() && !c.Name.IsUnknown():
+			resp.Diagnostics.AddAttributeError(path.Root("chart"), "Incomplete chart source",
+				"chart: a repository source needs both repository and name (or set path to a local chart).")
+		}
+	}
+	if !b.Values.IsNull() && !b.Values.IsUnknown() {
+		if _, err := install.ParseValues(b.Values.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("values"), "Invalid values", "values: "+err.Error())
+		}
+	}
+	if r.spec.Validate != nil {
+		resp.Diagnostics.Append(r.spec.Validate(&m)...)
+	}
+}
+
+func (r *releaseResource[T, P]) notConfigured(diags *diag.Diagnostics) bool {
+	if r.client == nil {
+		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		return true
+	}
+	return false
+}
+
+func (r *releaseResource[T, P]) handle(m *T) *install.Release {
+	b := P(m).release()
+	return &install.Release{
+		Client: r.client, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(),
+	}
+}
+
+func (r *releaseResource[T, P]) withLogs(ctx context.Context, rel *install.Release) *install.Release {
+	rel.Log = func(msg string) { tflog.Info(ctx, msg, map[string]any{"release": rel.ID()}) }
+	rel.Debug = func(msg string) { tflog.Debug(ctx, "helm: "+msg, map[string]any{"release": rel.ID()}) }
+	return rel
+}
+
+func (r *releaseResource[T, P]) source(b *releaseModel) install.Source {
+	src := r.spec.DefaultChart
+	src.Version = b.Version.ValueString()
+	if c := b.Chart; c != nil {
+		if !c.Path.IsNull() {
+			return install.Source{Path: c.Path.ValueString(), Version: src.Version}
+		}
+		src.Repository, src.Name = c.Repository.ValueString(), c.Name.ValueString()
+	}
+	return src
+}
+
+func (r *releaseResource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var m T
+	if d := req.Plan.Get(ctx, &m); d.HasError() {
+		return // values unknown until apply: checked at apply
+	}
+	b := P(&m).release()
+	if !b.Namespace.IsUnknown() && !b.Name.IsUnknown() {
+		b.ID = types.StringValue(b.Namespace.ValueString() + "/" + b.Name.ValueString())
+	}
+	if r.client != nil && r.spec.Check != nil {
+		problem, err := r.spec.Check(ctx, r.client, &m)
+		if err != nil {
+			resp.Diagnostics.AddError(fmt.Sprintf("Cannot check %s against the cluster", r.spec.Product), err.Error())
+			return
+		}
+		if problem != "" {
+			resp.Diagnostics.AddError(fmt.Sprintf("%s conflicts with Volcano", conflictTitle(r.spec.Product)), problem)
+			return
+		}
+	}
+	if req.State.Raw.IsNull() {
+		b.Drift = emptyList()
+		b.Revision, b.Status = types.Int64Unknown(), types.StringUnknown()
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+		return
+	}
+	var prior T
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	pb := P(&prior).release()
+	// The configuration changed (the framework then planned the computed
+	// attributes unknown), or the cluster drifted from the release.
+	if !req.Plan.Raw.Equal(req.State.Raw) || len(pb.Drift.Elements()) > 0 {
+		b.Drift = emptyList()
+		b.Revision, b.Status = types.Int64Unknown(), types.StringValue(release.StatusDeployed.String())
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+}
+
+func conflictTitle(product string) string {
+	if product == "Volcano" {
+		return "Kueue's configuration"
+	}
+	return product + "'s configuration"
+}
+
+func emptyList() types.List { return types.ListValueMust(types.StringType, []attr.Value{}) }
+
+func stringList(lines []string) types.List {
+	vals := make([]attr.Value, len(lines))
+	for i, l := range lines {
+		vals[i] = types.StringValue(l)
+	}
+	return types.ListValueMust(types.StringType, vals)
+}
+
+// values computes the chart values for m.
+func (r *releaseResource[T, P]) values(m *T, ch *chart.Chart) (map[string]any, error) {
+	raw, err := install.ParseValues(P(m).release().Values.ValueString())
+	if err != nil {
+		return nil, err
+	}
+	return r.spec.Values(m, ch.Values, raw)
+}
+
+func (r *releaseResource[T, P]) timeout(b *releaseModel) time.Duration {
+	d, err := install.ParseDuration(b.Timeout.ValueString(), defaultTimeout)
+	if err != nil {
+		return defaultTimeout
+	}
+	return d
+}
+
+func (r *releaseResource[T, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m T
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, &m, false)...)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	}
+}
+
+func (r *releaseResource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m T
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+		return
+	}
+	resp.Diagnostics.Append(r.apply(ctx, &m, true)...)
+	if !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	}
+}
+
+// apply installs or upgrades the release as m says and fills in the
+// computed attributes.
+func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	b := P(m).release()
+	rel := r.withLogs(ctx, r.handle(m))
+	if r.spec.Check != nil {
+		problem, err := r.spec.Check(ctx, r.client, m)
+		if err != nil {
+			diags.AddError(fmt.Sprintf("Cannot check %s against the cluster", r.spec.Product), err.Error())
+			return diags
+		}
+		if problem != "" {
+			diags.AddError(fmt.Sprintf("%s conflicts with Volcano", conflictTitle(r.spec.Product)), problem)
+			return diags
+		}
+	}
+	src := r.source(b)
+	ch, err := install.LoadChart(src)
+	if err != nil {
+		diags.AddAttributeError(path.Root("chart"), fmt.Sprintf("Cannot load the %s chart", r.spec.Product), err.Error())
+		return diags
+	}
+	vals, err := r.values(m, ch)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Invalid %s values", r.spec.Product), err.Error())
+		return diags
+	}
+	opts := install.Options{Chart: ch, Values: vals, Timeout: r.timeout(b)}
+	existing, found, err := rel.Get(ctx)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Reading release %s failed", rel.ID()), err.Error())
+		return diags
+	}
+	start := time.Now()
+	var out *release.Release
+	switch {
+	case found && !update && existing.Info.Status == release.StatusDeployed:
+		diags.AddError(fmt.Sprintf("Release %s already exists", rel.ID()),
+			fmt.Sprintf("A Helm release %s is already installed (%s). Import it with `terraform import` and the ID %q, or choose another name or namespace.",
+				rel.ID(), install.Summary(existing), rel.ID()))
+		return diags
+	case found:
+		out, err = rel.Upgrade(ctx, opts)
+	default:
+		out, err = rel.Install(ctx, opts)
+	}
+	if err != nil {
+		verb := "Installing"
+		if found {
+			verb = "Upgrading"
+		}
+		diags.AddError(fmt.Sprintf("%s %s failed", verb, r.spec.Product), err.Error())
+		return diags
+	}
+	tflog.Info(ctx, fmt.Sprintf("%s applied in %s", install.Summary(out), time.Since(start).Round(100*time.Millisecond)))
+	b.ID = types.StringValue(rel.ID())
+	b.Drift = emptyList()
+	b.Revision = types.Int64Value(int64(out.Version))
+	b.Status = types.StringValue(out.Info.Status.String())
+	return diags
+}
+
+func (r *releaseResource[T, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m T
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+		return
+	}
+	b := P(&m).release()
+	rel := r.withLogs(ctx, r.handle(&m))
+	cur, found, err := rel.Get(ctx)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Reading release %s failed", rel.ID()), err.Error())
+		return
+	}
+	if !found {
+		resp.State.RemoveResource(ctx) // uninstalled out of band: plan installs again
+		return
+	}
+	importing := b.Version.IsNull()
+	if importing {
+		r.fromRelease(&m, cur)
+	}
+	if v := cur.Chart.Metadata.Version; strings.TrimPrefix(b.Version.ValueString(), "v") != strings.TrimPrefix(v, "v") {
+		b.Version = types.StringValue(v) // upgraded or rolled back out of band
+	}
+	start := time.Now()
+	rep, err := rel.Drift(ctx, cur)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Checking release %s for drift failed", rel.ID()), err.Error())
+		return
+	}
+	if !importing {
+		rep.Lines = append(rep.Lines, r.valuesDrift(&m, cur)...)
+	}
+	tflog.Info(ctx, fmt.Sprintf("drift check of %s: %d objects, %d drifted fields, in %s",
+		install.Summary(cur), rep.Objects, len(rep.Lines), time.Since(start).Round(time.Millisecond)))
+	for _, u := range rep.Unchecked {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("An object of release %s could not be checked for drift", rel.ID()), u)
+	}
+	b.ID = types.StringValue(rel.ID())
+	b.Drift = stringList(rep.Lines)
+	b.Revision = types.Int64Value(int64(cur.Version))
+	b.Status = types.StringValue(cur.Info.Status.String())
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// valuesDrift reports a release whose values are not what the configuration
+// gives (someone ran helm upgrade with other values).
+func (r *releaseResource[T, P]) valuesDrift(m *T, cur *release.Release) []string {
+	if cur.Chart == nil {
+		return nil
+	}
+	want, err := r.values(m, cur.Chart)
+	if err != nil {
+		return nil
+	}
+	if canonical(want) == canonical(cur.Config) {
+		return nil
+	}
+	return []string{fmt.Sprintf("Release %s/%s: revision %d has values that differ from this configuration (changed with helm outside Terraform?)",
+		cur.Namespace, cur.Name, cur.Version)}
+}
+
+func canonical(v map[string]any) string {
+	if v == nil {
+		v = map[string]any{}
+	}
+	b, _ := json.Marshal(v)
+	var x any
+	_ = json.Unmarshal(b, &x)
+	b, _ = json.Marshal(x)
+	return string(b)
+}
+
+// fromRelease sets the configuration attributes from a release (import).
+func (r *releaseResource[T, P]) fromRelease(m *T, rel *release.Release) {
+	b := P(m).release()
+	b.Namespace, b.Name = types.StringValue(rel.Namespace), types.StringValue(rel.Name)
+	b.Version = types.StringValue(rel.Chart.Metadata.Version)
+	b.Timeout = types.StringValue(defaultTimeout.String())
+	b.RemoveCRDs = types.BoolValue(false)
+	if r.spec.FromValues != nil {
+		r.spec.FromValues(rel.Config, m)
+	}
+}
+
+func (r *releaseResource[T, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m T
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+		return
+	}
+	b := P(&m).release()
+	rel := r.withLogs(ctx, r.handle(&m))
+	if err := rel.Uninstall(ctx, b.RemoveCRDs.ValueBool(), r.timeout(b)); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Uninstalling %s failed", r.spec.Product), err.Error())
+	}
+}
+
+func (r *releaseResource[T, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ref, err := kube.ParseImportID(req.ID, true)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", strings.Replace(err.Error(), `"namespace/name"`, `"namespace/release"`, 1))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ref.String())...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ref.Namespace)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), ref.Name)...)
+}
+
+// ---- validators ----------------------------------------------------------
+
+type nonEmpty struct{}
+
+func (nonEmpty) Description(context.Context) string         { return "must not be empty" }
+func (nonEmpty) MarkdownDescription(context.Context) string { return "must not be empty" }
+func (nonEmpty) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if !req.ConfigValue.IsNull() && !req.ConfigValue.IsUnknown() && strings.TrimSpace(req.ConfigValue.ValueString()) == "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Empty value", req.Path.String()+" must not be empty")
+	}
+}
+
+type durationValidator struct{}
+
+func (durationValidator) Description(context.Context) string { return "a Go duration such as \"5m\"" }
+func (v durationValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if _, err := install.ParseDuration(req.ConfigValue.ValueString(), 0); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration", req.Path.String()+": "+err.Error())
+	}
+}

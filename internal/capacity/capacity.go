@@ -6,6 +6,7 @@ package capacity
 import (
 	"math"
 	"sort"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -101,6 +102,18 @@ func DerivedQuota(total resource.Quantity, share float64, reserve resource.Quant
 		v = 0
 	}
 	return *resource.NewQuantity(v, format)
+}
+
+// Format prints a quota the way people write it: whole decimal numbers as
+// plain integers ("6000", where Kubernetes' canonical form says "6k"), binary
+// sizes with their suffix ("512Gi").
+func Format(q resource.Quantity) string {
+	if q.Format == resource.DecimalSI {
+		if v, ok := q.AsInt64(); ok {
+			return strconv.FormatInt(v, 10)
+		}
+	}
+	return q.String()
 }
 
 // Pool is what a set of nodes offers.

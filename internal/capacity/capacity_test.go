@@ -61,11 +61,12 @@ func TestDerivedQuota(t *testing.T) {
 		{"512Gi", 1, "16Gi", "496Gi"},
 		{"96", 0.25, "500m", "23"}, // a fractional reserve takes a whole unit
 		{"0", 1, "0", "0"},
+		{"12000", 0.5, "0", "6000"}, // plain, not Kubernetes' canonical "6k"
 	}
 	for _, c := range cases {
 		got := DerivedQuota(resource.MustParse(c.total), c.share, resource.MustParse(c.reserve))
-		if got.String() != c.want {
-			t.Errorf("DerivedQuota(%s, %v, %s) = %s, want %s", c.total, c.share, c.reserve, got.String(), c.want)
+		if Format(got) != c.want {
+			t.Errorf("DerivedQuota(%s, %v, %s) = %s, want %s", c.total, c.share, c.reserve, Format(got), c.want)
 		}
 	}
 }

@@ -271,7 +271,7 @@ func planQuotas(ctx context.Context, c *kube.Client, groups []resourceGroup) dia
 					q, d := derive(nodes, r.Name.ValueString(), fa, p)
 					diags.Append(d...)
 					if !d.HasError() {
-						groups[i].Flavors[j].Resources[k].NominalQuota = types.StringValue(q.String())
+						groups[i].Flavors[j].Resources[k].NominalQuota = types.StringValue(capacity.Format(q))
 					}
 					continue
 				}

@@ -36,6 +36,7 @@ import (
 const usage = `usage:
   testenv up [flags]   start a local cluster that keeps running (idempotent)
   testenv down         stop it
+  testenv build        build (or find cached) every control-plane binary, with progress
   testenv queues       list Kueue's ClusterQueues and LocalQueues (for machines without kubectl)
   testenv walkthrough  submit two 1-GPU Jobs to default/gpu-local-queue and show what Kueue admits
 
@@ -72,6 +73,14 @@ func main() {
 		err = up(ctx, pool, *kueueCRDs || *kueue, *kueue)
 	case "down":
 		err = down()
+	case "build":
+		// Builds (or finds cached) every binary the tests and the demo use,
+		// with progress on stderr, before go test buffers package output.
+		var bins testenv.Binaries
+		bins, err = testenv.EnsureBinaries(ctx, os.Stderr, testenv.Etcd, testenv.APIServer, testenv.ControllerManager, testenv.Scheduler, testenv.Kwok, testenv.Kueue)
+		if err == nil {
+			fmt.Fprintf(os.Stderr, "testenv: %d binaries ready\n", len(bins))
+		}
 	case "queues":
 		err = queues(ctx)
 	case "walkthrough":

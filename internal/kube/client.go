@@ -101,6 +101,7 @@ func NewClientFromREST(rc *rest.Config, forceConflicts bool) *Client {
 		rc.Timeout = DefaultTimeout
 	}
 	rc.UserAgent = FieldManager
+	instrument(rc) // counts requests when AIPLATFORM_REQUEST_LOG is set (metrics.go)
 	return &Client{rest: rc, forceConflicts: forceConflicts}
 }
 

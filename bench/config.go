@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// platform is the size of a generated platform: M resources split 10% flavors,
+// 10% workload priority classes, 30% cluster queues, the rest local queues
+// (20/20/60/100 for M = 200).
+type platform struct {
+	Prefix                               string // object name prefix, so that platforms of several sizes coexist
+	Flavors, Priorities, Queues, LocalQs int
+}
+
+func newPlatform(m int, prefix string) platform {
+	p := platform{Prefix: prefix, Flavors: max(2, m/10), Priorities: max(1, m/10), Queues: max(1, 3*m/10)}
+	p.LocalQs = max(1, m-p.Flavors-p.Priorities-p.Queues)
+	return p
+}
+
+func (p platform) Total() int { return p.Flavors + p.Priorities + p.Queues + p.LocalQs }
+
+func (p platform) String() string {
+	return fmt.Sprintf("%d resources: %d flavors, %d priority classes, %d cluster queues, %d local queues",
+		p.Total(), p.Flavors, p.Priorities, p.Queues, p.LocalQs)
+}
+
+// locals is shared by both configurations: the same objects, the same
+// references between them, so that Terraform's own work is the same.
+//
+// Flavor i selects node pool p(i mod 20). Cluster queue i has one resource
+// group (cpu, memory, GPUs) over flavors i and i+1, each resource's quota a
+// quarter of the pool's allocatable; it is in one of four cohorts. Local
+// queue i in namespace default points at cluster queue i mod Q.
+func (p platform) locals() string {
+	return fmt.Sprintf(`variable "kubeconfig" {
+  type = string
+}
+
+# Changed by the terraform_data twin's "node joined" step, so that its plan
+# updates as many resources as a node joining pool p0 does for aiplatform.
+variable "generation" {
+  type    = number
+  default = 1
+}
+
+locals {
+  prefix    = %q
+  resources = ["cpu", "memory", "nvidia.com/gpu"]
+  flavors   = { for i in range(%d) : format("f%%03d", i) => { pool = "p${i %% %d}" } }
+  priorities = { for i in range(%d) : format("wp%%03d", i) => { value = 100000 - i * 10 } }
+  queues = { for i in range(%d) : format("cq%%03d", i) => {
+    flavors = [format("f%%03d", i %% %d), format("f%%03d", (i + 1) %% %d)]
+    cohort  = "cohort-${i %% 4}"
+  } }
+  local_queues = { for i in range(%d) : format("lq%%03d", i) => { queue = format("cq%%03d", i %% %d) } }
+}
+`, p.Prefix, p.Flavors, poolCount, p.Priorities, p.Queues, p.Flavors, p.Flavors, p.LocalQs, p.Queues)
+}
+
+// aiplatformConfig is the platform as aiplatform resources.
+func (p platform) aiplatformConfig() string {
+	var b strings.Builder
+	b.WriteString(`terraform {
+  required_providers {
+    aiplatform = {
+      source = "aiplatform/aiplatform"
+    }
+  }
+}
+
+provider "aiplatform" {
+  config_path = var.kubeconfig
+}
+
+`)
+	b.WriteString(p.locals())
+	b.WriteString(`
+resource "aiplatform_resource_flavor" "f" {
+  for_each    = local.flavors
+  name        = "${local.prefix}${each.key}"
+  node_labels = { "` + poolLabel + `" = each.value.pool }
+}
+
+resource "aiplatform_workload_priority_class" "p" {
+  for_each    = local.priorities
+  name        = "${local.prefix}${each.key}"
+  value       = each.value.value
+  description = "bench priority ${each.key}"
+}
+
+resource "aiplatform_cluster_queue" "q" {
+  for_each = local.queues
+  name     = "${local.prefix}${each.key}"
+  cohort   = each.value.cohort
+  resource_groups = [{
+    covered_resources = local.resources
+    flavors = [for f in each.value.flavors : {
+      name = aiplatform_resource_flavor.f[f].name
+      resources = [for r in local.resources : {
+        name             = r
+        from_allocatable = { node_selector = { "` + poolLabel + `" = local.flavors[f].pool }, share = 0.25 }
+      }]
+    }]
+  }]
+}
+
+resource "aiplatform_local_queue" "l" {
+  for_each      = local.local_queues
+  name          = "${local.prefix}${each.key}"
+  namespace     = "default"
+  cluster_queue = aiplatform_cluster_queue.q[each.value.queue].name
+}
+`)
+	return b.String()
+}
+
+// terraformDataConfig is the same graph as terraform_data resources: the floor
+// of what Terraform itself costs for as many resources. The queues that use
+// pool p0 carry var.generation, so that bumping it changes as many resources
+// as a node joining p0 changes cluster queues.
+func (p platform) terraformDataConfig() string {
+	var b strings.Builder
+	b.WriteString(p.locals())
+	b.WriteString(`
+resource "terraform_data" "f" {
+  for_each = local.flavors
+  input = {
+    name        = "${local.prefix}${each.key}"
+    node_labels = { "` + poolLabel + `" = each.value.pool }
+  }
+}
+
+resource "terraform_data" "p" {
+  for_each = local.priorities
+  input = {
+    name        = "${local.prefix}${each.key}"
+    value       = each.value.value
+    description = "bench priority ${each.key}"
+  }
+}
+
+resource "terraform_data" "q" {
+  for_each = local.queues
+  input = {
+    name       = "${local.prefix}${each.key}"
+    cohort     = each.value.cohort
+    generation = contains([for f in each.value.flavors : local.flavors[f].pool], "p0") ? var.generation : 1
+    resource_groups = [{
+      covered_resources = local.resources
+      flavors = [for f in each.value.flavors : {
+        name = terraform_data.f[f].input.name
+        resources = [for r in local.resources : {
+          name             = r
+          from_allocatable = { node_selector = { "` + poolLabel + `" = local.flavors[f].pool }, share = 0.25 }
+        }]
+      }]
+    }]
+  }
+}
+
+resource "terraform_data" "l" {
+  for_each = local.local_queues
+  input = {
+    name          = "${local.prefix}${each.key}"
+    namespace     = "default"
+    cluster_queue = terraform_data.q[each.value.queue].input.name
+  }
+}
+`)
+	return b.String()
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -15,6 +16,7 @@ import (
 var version = "dev"
 
 func main() {
+	quietSDKLogs()
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run with support for debuggers like delve")
 	flag.Parse()
@@ -24,5 +26,20 @@ func main() {
 	})
 	if err != nil {
 		log.Fatal(err)
+	}
+}
+
+// quietSDKLogs turns the plugin SDK's own trace logging off when nobody asked
+// for logs: Terraform discards provider logs unless TF_LOG or
+// TF_LOG_PROVIDER is set, yet the SDK would still format every request as
+// JSON (0.8 s of CPU in a 200-object plan, measured by make bench).
+func quietSDKLogs() {
+	for _, k := range []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"} {
+		if os.Getenv(k) != "" {
+			return
+		}
+	}
+	for _, k := range []string{"TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"} {
+		os.Setenv(k, "off")
 	}
 }

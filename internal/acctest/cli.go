@@ -32,11 +32,9 @@ func providerBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		binDir, err = os.MkdirTemp("", "aiplatform-provider-")
-		if err != nil {
-			buildErr = err
-			return
-		}
+		// bin/ of the repository (git-ignored), overwritten by each run,
+		// rather than a temp dir no test could remove when all are done.
+		binDir = filepath.Join(repo, "bin", "acctest")
 		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "terraform-provider-aiplatform"), ".")
 		cmd.Dir = repo
 		if out, err := cmd.CombinedOutput(); err != nil {

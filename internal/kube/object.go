@@ -212,16 +212,21 @@ func (c *Client) Get(ctx context.Context, k Kind, ref Ref) (obj *unstructured.Un
 // Delete deletes the object (background propagation) and waits until it is gone
 // or ctx ends. A missing object is not an error.
 func (c *Client) Delete(ctx context.Context, k Kind, ref Ref) error {
+	return c.deleteAndWait(ctx, k, ref, metav1.DeletePropagationBackground)
+}
+
+// deleteAndWait deletes with the given propagation and waits until the object
+// is gone or ctx ends. A missing object is not an error.
+func (c *Client) deleteAndWait(ctx context.Context, k Kind, ref Ref, policy metav1.DeletionPropagation) error {
 	kv := c.version(k)
 	ri, err := c.resource(kv, ref)
 	if err != nil {
 		return err
 	}
-	policy := metav1.DeletePropagationBackground
 	err = ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
 	if isResourceNotServed(err) {
 		if next, ok := c.fallback(ctx, k, kv); ok {
-			return c.Delete(ctx, next, ref)
+			return c.deleteAndWait(ctx, next, ref, policy)
 		}
 	}
 	if isObjectNotFound(err) {

@@ -184,29 +184,7 @@ func (c *Client) GetDaemonSet(ctx context.Context, ref Ref) (*appsv1.DaemonSet, 
 // dependents, e.g. a DaemonSet's pods, go first) and waits until it is gone.
 // A missing object is not an error.
 func (c *Client) DeleteForeground(ctx context.Context, k Kind, ref Ref) error {
-	ri, err := c.resource(k, ref)
-	if err != nil {
-		return err
-	}
-	policy := metav1.DeletePropagationForeground
-	err = ri.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
-	if isObjectNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return c.explain(ctx, err, "delete", k, ref)
-	}
-	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, err := ri.Get(ctx, ref.Name, metav1.GetOptions{})
-		if isObjectNotFound(err) {
-			return true, nil
-		}
-		return false, err
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s %s to be deleted: %w", k.Kind, ref, c.explain(ctx, err, "delete", k, ref))
-	}
-	return nil
+	return c.deleteAndWait(ctx, k, ref, metav1.DeletePropagationForeground)
 }
 
 // SecretExists tells whether a Secret exists, without reading its data into

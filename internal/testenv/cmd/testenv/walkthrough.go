@@ -40,38 +40,49 @@ func walkthrough(ctx context.Context, queue, namespace string) error {
 	for _, j := range jobs { // a previous demo's jobs
 		_ = client.BatchV1().Jobs(namespace).Delete(ctx, j, metav1.DeleteOptions{PropagationPolicy: &policy})
 	}
-	for i, j := range jobs {
-		for {
-			_, err := client.BatchV1().Jobs(namespace).Get(ctx, j, metav1.GetOptions{})
-			if err != nil {
+	for _, j := range jobs {
+		for { // wait until a previous demo's job is gone
+			if _, err := client.BatchV1().Jobs(namespace).Get(ctx, j, metav1.GetOptions{}); err != nil {
 				break
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		runFor := "8s"
-		if i == 1 {
-			runFor = "2s"
-		}
-		if _, err := client.BatchV1().Jobs(namespace).Create(ctx, demoJob(j, queue, runFor), metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("submitting %s: %w", j, err)
-		}
 	}
-	fmt.Printf("Submitted %s (runs 8 s) and %s, 1 GPU each, to LocalQueue %s/%s.\n\n", jobs[0], jobs[1], namespace, queue)
 	start := time.Now()
-	time.Sleep(3 * time.Second)
+	// The first Job is submitted and admitted before the second arrives, so
+	// the order is the walkthrough's and not a creation-time tie.
+	if _, err := client.BatchV1().Jobs(namespace).Create(ctx, demoJob(jobs[0], queue, "8s"), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("submitting %s: %w", jobs[0], err)
+	}
+	if err := waitAdmitted(ctx, client, namespace, jobs[0], 60*time.Second); err != nil {
+		return err
+	}
+	if _, err := client.BatchV1().Jobs(namespace).Create(ctx, demoJob(jobs[1], queue, "2s"), metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("submitting %s: %w", jobs[1], err)
+	}
+	fmt.Printf("Submitted %s (runs 8 s), then %s, 1 GPU each, to LocalQueue %s/%s.\n\n", jobs[0], jobs[1], namespace, queue)
+	time.Sleep(2 * time.Second)
 	if err := printJobs(ctx, client, namespace, jobs, time.Since(start)); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for time.Now().Before(deadline) {
-		j, err := client.BatchV1().Jobs(namespace).Get(ctx, jobs[1], metav1.GetOptions{})
-		if err == nil && j.Spec.Suspend != nil && !*j.Spec.Suspend {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
+	if err := waitAdmitted(ctx, client, namespace, jobs[1], 90*time.Second); err != nil {
+		return err
 	}
 	fmt.Println()
 	return printJobs(ctx, client, namespace, jobs, time.Since(start))
+}
+
+// waitAdmitted waits until Kueue unsuspends the Job.
+func waitAdmitted(ctx context.Context, client kubernetes.Interface, namespace, name string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		j, err := client.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && j.Spec.Suspend != nil && !*j.Spec.Suspend {
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("Kueue did not admit %s within %s", name, timeout)
 }
 
 func demoJob(name, queue, runFor string) *batchv1.Job {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"sort"
@@ -74,11 +75,14 @@ func timedOut(err error) bool {
 		(errors.As(err, &netErr) && netErr.Timeout())
 }
 
+// unreachable is any failure below HTTP: refused, reset, EOF, a connection
+// lost mid-request (the server stopped), TLS failures. API answers are
+// StatusErrors and never get here.
 func unreachable(err error) bool {
 	var urlErr *url.Error
-	var netErr net.Error
 	var opErr *net.OpError
-	return errors.As(err, &opErr) || errors.Is(err, syscall.ECONNREFUSED) ||
-		(errors.As(err, &urlErr) && errors.As(err, &netErr)) ||
-		strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host")
+	return errors.As(err, &urlErr) || errors.As(err, &opErr) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) ||
+		strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "no such host") ||
+		strings.Contains(err.Error(), "http2: client connection lost")
 }

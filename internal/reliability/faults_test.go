@@ -54,7 +54,16 @@ func TestAccAPIServerStoppedMidApply(t *testing.T) {
 	if env.External {
 		t.Skip("needs a cluster testenv started: it stops and restarts the API server")
 	}
-	config := acctest.Provider(env) + `
+	// Answers held back 150 ms each (a loopback proxy) so the apply is still
+	// under way when the API server goes: an apply of 40 objects on loopback
+	// is otherwise done before the server has finished stopping.
+	proxy, err := env.NewFaultProxy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	proxy.SetDelay(150 * time.Millisecond)
+	config := acctest.RequiredProviders + fmt.Sprintf("provider \"aiplatform\" {\n  config_path = %q\n}\n", proxy.Kubeconfig) + `
 resource "aiplatform_workload_priority_class" "p" {
   count = 40
   name  = "fault-${count.index}"
@@ -62,6 +71,7 @@ resource "aiplatform_workload_priority_class" "p" {
 }
 `
 	var stoppedAt time.Time
+	stopped := make(chan error, 1) // the stopper's result; step 2 waits for it
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
@@ -72,24 +82,27 @@ resource "aiplatform_workload_priority_class" "p" {
 						for time.Now().Before(deadline) {
 							if n, err := countPriorityClasses(env); err == nil && n >= 5 {
 								stoppedAt = time.Now()
-								if err := env.StopAPIServer(); err != nil {
-									t.Errorf("stopping the API server: %v", err)
-								}
+								stopped <- env.StopAPIServer()
 								return
 							}
 							time.Sleep(20 * time.Millisecond)
 						}
+						stopped <- fmt.Errorf("fewer than 5 objects appeared in 60s")
 					}()
 				},
 				Config:      config,
-				ExpectError: acctest.ErrorMatching("cannot reach the Kubernetes API server at " + env.Host),
+				ExpectError: acctest.ErrorMatching("cannot reach the Kubernetes API server at " + proxy.Host),
 			},
 			{
 				PreConfig: func() {
-					t.Logf("apply failed %s after the API server stopped", time.Since(stoppedAt).Round(time.Millisecond))
+					t.Logf("apply failed %s after the API server began to stop", time.Since(stoppedAt).Round(time.Millisecond))
+					if err := <-stopped; err != nil {
+						t.Fatalf("stopping the API server: %v", err)
+					}
 					if err := env.StartAPIServer(context.Background()); err != nil {
 						t.Fatal(err)
 					}
+					proxy.SetDelay(0)
 				},
 				Config:           config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},

@@ -76,6 +76,7 @@ type Client struct {
 
 	nodes    listCache[corev1.Node]
 	pods     listCache[corev1.Pod]
+	matching sync.Map // canonical selector → []*corev1.Node (NodesMatching)
 	versions sync.Map // group/resource → served version, when not the Kind's own
 }
 

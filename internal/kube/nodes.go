@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
 )
 
 // listCache holds one listing per provider process. Terraform starts a
@@ -67,6 +72,34 @@ func (c *Client) Nodes(ctx context.Context) ([]corev1.Node, error) {
 			opts.Continue = page.Continue
 		}
 	})
+}
+
+// NodesMatching returns the listed nodes (see Nodes) whose labels carry every
+// key/value of selector, sorted by name, computed once per selector for the
+// provider run: a plan with hundreds of quotas derived from a few pools filters
+// the node list once per pool, not once per quota. Callers must not modify it.
+func (c *Client) NodesMatching(ctx context.Context, selector map[string]string) ([]*corev1.Node, error) {
+	nodes, err := c.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key := selectorKey(selector)
+	if sel, ok := c.matching.Load(key); ok {
+		return sel.([]*corev1.Node), nil
+	}
+	sel, _ := c.matching.LoadOrStore(key, capacity.Select(nodes, selector))
+	return sel.([]*corev1.Node), nil
+}
+
+// selectorKey spells a selector canonically: keys sorted, k=v joined by
+// commas, with lengths so that no two selectors share a key.
+func selectorKey(selector map[string]string) string {
+	keys := slices.Sorted(maps.Keys(selector))
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%d:%s=%d:%s,", len(k), k, len(selector[k]), selector[k])
+	}
+	return b.String()
 }
 
 // slimNode keeps what the provider reads of a node — name, UID, labels,

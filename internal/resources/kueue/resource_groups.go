@@ -243,19 +243,21 @@ func planQuotas(ctx context.Context, c *kube.Client, groups []resourceGroup) dia
 	if c == nil {
 		return diags
 	}
-	var nodes []corev1.Node
 	listed := false
 	list := func() bool {
 		if !listed {
-			var err error
-			nodes, err = c.Nodes(ctx)
-			if err != nil {
+			if _, err := c.Nodes(ctx); err != nil {
 				diags.AddError("Cannot read the cluster's nodes", err.Error())
 				return false
 			}
 			listed = true
 		}
 		return true
+	}
+	// matching is served from the client's per-run cache once listed.
+	matching := func(selector map[string]string) []*corev1.Node {
+		sel, _ := c.NodesMatching(ctx, selector)
+		return sel
 	}
 	for i, g := range groups {
 		for j, f := range g.Flavors {
@@ -268,7 +270,7 @@ func planQuotas(ctx context.Context, c *kube.Client, groups []resourceGroup) dia
 					if fa.NodeSelector.IsUnknown() || fa.Share.IsUnknown() || fa.Reserve.IsUnknown() || !list() {
 						continue
 					}
-					q, d := derive(nodes, r.Name.ValueString(), fa, p)
+					q, d := derive(matching, r.Name.ValueString(), fa, p)
 					diags.Append(d...)
 					if !d.HasError() {
 						groups[i].Flavors[j].Resources[k].NominalQuota = types.StringValue(capacity.Format(q))
@@ -278,14 +280,14 @@ func planQuotas(ctx context.Context, c *kube.Client, groups []resourceGroup) dia
 				if f.Name.IsUnknown() || r.NominalQuota.IsUnknown() || r.NominalQuota.IsNull() || !list() {
 					continue
 				}
-				diags.Append(warnOverAllocatable(ctx, c, nodes, f.Name.ValueString(), r, p)...)
+				diags.Append(warnOverAllocatable(ctx, c, matching, f.Name.ValueString(), r, p)...)
 			}
 		}
 	}
 	return diags
 }
 
-func derive(nodes []corev1.Node, name string, fa *fromAllocatable, p path.Path) (resource.Quantity, diag.Diagnostics) {
+func derive(matching func(map[string]string) []*corev1.Node, name string, fa *fromAllocatable, p path.Path) (resource.Quantity, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	selector := object.Labels(fa.NodeSelector)
 	share := 1.0
@@ -299,7 +301,7 @@ func derive(nodes []corev1.Node, name string, fa *fromAllocatable, p path.Path) 
 			return reserve, diags // the attribute validator reports it
 		}
 	}
-	sel := capacity.Select(nodes, selector)
+	sel := matching(selector)
 	total := capacity.Allocatable(sel, corev1.ResourceName(name))
 	if reserve.Cmp(total) > 0 {
 		diags.AddAttributeError(p.AtName("from_allocatable").AtName("reserve"), "Reserve larger than allocatable",
@@ -312,7 +314,7 @@ func derive(nodes []corev1.Node, name string, fa *fromAllocatable, p path.Path) 
 
 // warnOverAllocatable warns when a fixed quota exceeds the allocatable of the
 // nodes the flavor selects: Kueue accepts it and admitted pods stay Pending.
-func warnOverAllocatable(ctx context.Context, c *kube.Client, nodes []corev1.Node, flavor string, r resourceQuota, p path.Path) diag.Diagnostics {
+func warnOverAllocatable(ctx context.Context, c *kube.Client, matching func(map[string]string) []*corev1.Node, flavor string, r resourceQuota, p path.Path) diag.Diagnostics {
 	var diags diag.Diagnostics
 	nominal, err := validators.ParseQuantity(r.NominalQuota.ValueString())
 	if err != nil {
@@ -322,7 +324,7 @@ func warnOverAllocatable(ctx context.Context, c *kube.Client, nodes []corev1.Nod
 	if !ok {
 		return diags // the flavor is not there yet (or unreadable): nothing to compare with
 	}
-	sel := capacity.Select(nodes, labels)
+	sel := matching(labels)
 	total := capacity.Allocatable(sel, corev1.ResourceName(r.Name.ValueString()))
 	if nominal.Cmp(total) > 0 {
 		diags.AddAttributeWarning(p.AtName("nominal_quota"), "Quota larger than the nodes",

@@ -77,7 +77,9 @@ func (c *Client) resource(k Kind, ref Ref) (dynamic.ResourceInterface, error) {
 }
 
 // NewObject returns an object of kind k named by ref, with the given top-level
-// fields (spec, or kind-specific fields such as a priority class's value).
+// fields (spec, or kind-specific fields such as a priority class's value). A
+// "metadata" field may carry labels and annotations; name and namespace come
+// from ref.
 func NewObject(k Kind, ref Ref, fields map[string]any) *unstructured.Unstructured {
 	obj := map[string]any{}
 	for key, v := range fields {
@@ -85,7 +87,13 @@ func NewObject(k Kind, ref Ref, fields map[string]any) *unstructured.Unstructure
 	}
 	obj["apiVersion"] = k.APIVersion()
 	obj["kind"] = k.Kind
-	meta := map[string]any{"name": ref.Name}
+	meta := map[string]any{}
+	if m, ok := fields["metadata"].(map[string]any); ok {
+		for key, v := range m {
+			meta[key] = v
+		}
+	}
+	meta["name"] = ref.Name
 	if k.Namespaced {
 		meta["namespace"] = ref.Namespace
 	}

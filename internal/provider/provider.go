@@ -22,6 +22,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/installs"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/serving"
 )
 
 // New returns the provider factory for providerserver.
@@ -179,6 +180,9 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewKueue,
 		installs.NewVolcano,
 		installs.NewVolcanoQueue,
+		installs.NewKubeRayOperator,
+		installs.NewLWSController,
+		serving.NewRayCluster,
 	}
 }
 

@@ -90,6 +90,10 @@ type Spec[T any] struct {
 	// ModifyPlan computes planned values from the live cluster (derived quota)
 	// and may warn. c is nil when the provider's configuration is not known yet.
 	ModifyPlan func(ctx context.Context, c *kube.Client, plan *T) diag.Diagnostics
+	// AfterApply, when set, runs after every create and update once the
+	// applied object has been read back into m: it may wait for the
+	// object's controller (readiness) and refresh m's computed attributes.
+	AfterApply func(ctx context.Context, c *kube.Client, m *T) diag.Diagnostics
 }
 
 // Resource is the generic Terraform resource for one Kubernetes object.
@@ -228,6 +232,11 @@ func (r *Resource[T, P]) write(ctx context.Context, plan tfsdk.Plan, state *tfsd
 	}
 	if diags.Append(r.apply(ctx, &m)...); diags.HasError() {
 		return diags
+	}
+	if r.spec.AfterApply != nil {
+		// Recorded even when the wait fails: the object exists, and
+		// Terraform marks it tainted.
+		diags.Append(r.spec.AfterApply(ctx, r.client, &m)...)
 	}
 	return append(diags, state.Set(ctx, &m)...)
 }

@@ -183,11 +183,13 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewKubeRayOperator,
 		installs.NewLWSController,
 		serving.NewRayCluster,
+		serving.NewLWSGroup,
 	}
 }
 
 func (p *aiplatform) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		gpu.NewCapacityDataSource,
+		serving.NewInferenceSizingDataSource,
 	}
 }

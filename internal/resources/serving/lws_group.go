@@ -1,0 +1,391 @@
+package serving
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/sizing"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
+)
+
+// lwsKind is a LeaderWorkerSet (sigs.k8s.io/lws).
+var lwsKind = kube.Kind{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets", Kind: "LeaderWorkerSet",
+	Namespaced: true, Missing: "the LeaderWorkerSet CRD is not installed in this cluster: install the LWS controller (sigs.k8s.io/lws)"}
+
+const (
+	// QueueLabel puts a workload in a Kueue LocalQueue.
+	QueueLabel = "kueue.x-k8s.io/queue-name"
+	// ServingAnnotation records a group's serving block on its object, so
+	// that import restores it and refresh reads it from the cluster.
+	ServingAnnotation = "serving.aiplatform.terraform.io/sizing"
+	// Defaults of the serving block.
+	DefaultServingPort = 8000
+	DefaultHealthPath  = "/health"
+)
+
+type lwsGroupModel struct {
+	object.NamespacedMeta
+	Replicas       types.Int64       `tfsdk:"replicas"`
+	Size           types.Int64       `tfsdk:"size"`
+	Leader         *podTemplateModel `tfsdk:"leader"`
+	Worker         *podTemplateModel `tfsdk:"worker"`
+	StartupPolicy  types.String      `tfsdk:"startup_policy"`
+	Rollout        *rolloutModel     `tfsdk:"rollout"`
+	RestartPolicy  types.String      `tfsdk:"restart_policy"`
+	QueueName      types.String      `tfsdk:"queue_name"`
+	ModelCache     *modelCacheModel  `tfsdk:"model_cache"`
+	Serving        *servingModel     `tfsdk:"serving"`
+	MaxConcurrency types.Int64       `tfsdk:"max_concurrency"`
+	GPUsTotal      types.Int64       `tfsdk:"gpus_total"`
+}
+
+type rolloutModel struct {
+	MaxUnavailable types.String `tfsdk:"max_unavailable"`
+	MaxSurge       types.String `tfsdk:"max_surge"`
+}
+
+type servingModel struct {
+	ModelBytes             types.Int64   `tfsdk:"model_bytes" json:"-"`
+	ParamsBillion          types.Float64 `tfsdk:"params_billion"`
+	DType                  types.String  `tfsdk:"dtype"`
+	KVCacheBytesPerRequest types.Int64   `tfsdk:"kv_cache_bytes_per_request"`
+	GPUMemory              types.String  `tfsdk:"gpu_memory"`
+	ReserveFraction        types.Float64 `tfsdk:"reserve_fraction"`
+	TensorParallel         types.Int64   `tfsdk:"tensor_parallel"`
+	Port                   types.Int64   `tfsdk:"port"`
+	HealthPath             types.String  `tfsdk:"health_path"`
+}
+
+var (
+	rolloutTypes   = map[string]attr.Type{"max_unavailable": types.StringType, "max_surge": types.StringType}
+	rolloutDefault = types.ObjectValueMust(rolloutTypes, map[string]attr.Value{
+		"max_unavailable": types.StringValue("1"), "max_surge": types.StringValue("0"),
+	})
+	intOrPercent = regexp.MustCompile(`^[0-9]+%?$`)
+)
+
+// NewLWSGroup is aiplatform_lws_group.
+func NewLWSGroup() resource.Resource {
+	return object.New[lwsGroupModel](object.Spec[lwsGroupModel]{
+		TypeName: "lws_group",
+		Kind:     lwsKind,
+		Description: "A LeaderWorkerSet (`leaderworkerset.x-k8s.io/v1`): `replicas` groups of `size` pods — one leader " +
+			"and `size − 1` workers — created, scaled, restarted and rolled out as units, which is what a model " +
+			"sharded over several nodes needs. With `serving`, the plan checks that the weights fit the GPUs " +
+			"(see the guide *Inference sizing*) and the leader gets a startup probe sized to the time it takes to read them.",
+		Attributes: map[string]schema.Attribute{
+			"replicas": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+				MarkdownDescription: "Number of groups. Default 1.", Validators: []validator.Int64{int64validator.Between(0, 10000)}},
+			"size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+				MarkdownDescription: "Pods per group, the leader included: a replica spanning two nodes has size 2. Default 1.",
+				Validators:          []validator.Int64{int64validator.Between(1, 1024)}},
+			"leader": templateAttribute("The leader pod of each group (index 0); the worker template when unset.", false),
+			"worker": templateAttribute("The worker pods of each group (indexes 1 … size − 1), and the leader's when `leader` is unset.", true),
+			"startup_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("LeaderCreated"),
+				MarkdownDescription: "`LeaderCreated` (default: workers start with the leader) or `LeaderReady` (workers start once the leader is ready).",
+				Validators:          []validator.String{stringvalidator.OneOf("LeaderCreated", "LeaderReady")}},
+			"rollout": schema.SingleNestedAttribute{Optional: true, Computed: true, Default: objectdefault.StaticValue(rolloutDefault),
+				MarkdownDescription: "Rolling update of whole groups when a template changes.",
+				Attributes: map[string]schema.Attribute{
+					"max_unavailable": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("1"),
+						MarkdownDescription: "Groups that may be unavailable during an update: a number or a percentage (`\"25%\"`). Default `\"1\"`.",
+						Validators:          []validator.String{stringvalidator.RegexMatches(intOrPercent, "must be a number or a percentage such as \"25%\"")}},
+					"max_surge": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("0"),
+						MarkdownDescription: "Extra groups created during an update: a number or a percentage. Default `\"0\"`.",
+						Validators:          []validator.String{stringvalidator.RegexMatches(intOrPercent, "must be a number or a percentage such as \"25%\"")}},
+				},
+			},
+			"restart_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("RecreateGroupOnPodRestart"),
+				MarkdownDescription: "`RecreateGroupOnPodRestart` (default: a failed pod restarts its whole group, as sharded serving needs) or `None`.",
+				Validators:          []validator.String{stringvalidator.OneOf("RecreateGroupOnPodRestart", "None")}},
+			"queue_name": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "Kueue LocalQueue of the groups (label `" + QueueLabel + "`): Kueue admits each group as one workload.",
+				Validators:          []validator.String{validators.DNSSubdomain()}},
+			"model_cache": modelCacheAttribute(),
+			"serving":     servingAttribute(),
+			"max_concurrency": schema.Int64Attribute{Computed: true,
+				MarkdownDescription: "Requests all groups hold at once: `replicas` × ⌊(usable GPU memory × `tensor_parallel` − weights) ÷ " +
+					"`kv_cache_bytes_per_request`⌋. Null without `serving.kv_cache_bytes_per_request`."},
+			"gpus_total": schema.Int64Attribute{Computed: true,
+				MarkdownDescription: "GPUs of all groups: `replicas` × (leader GPUs + (`size` − 1) × worker GPUs)."},
+		},
+		Fields:     lwsFields,
+		Read:       readLWS,
+		Validate:   validateLWS,
+		ModifyPlan: planLWS,
+	})
+}
+
+func servingAttribute() schema.SingleNestedAttribute {
+	return schema.SingleNestedAttribute{
+		Optional: true,
+		MarkdownDescription: "The model the groups serve. The plan refuses a configuration whose weights ÷ `tensor_parallel` do not fit one GPU " +
+			"after the reserve, whose `tensor_parallel` exceeds the group's GPUs, or whose pods need more GPUs than a node of their pool has; " +
+			"and the leader (the worker template when `leader` is unset) gets a startup probe on `port`/`health_path` that allows " +
+			"(weights ÷ read throughput + 60 s) × 2 to start, and no liveness probe.",
+		Attributes: map[string]schema.Attribute{
+			"model_bytes": schema.Int64Attribute{Optional: true, MarkdownDescription: "Size of the weights in bytes, instead of `params_billion` and `dtype`."},
+			"params_billion": schema.Float64Attribute{Optional: true,
+				MarkdownDescription: "Parameters in billions; with `dtype`."},
+			"dtype": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "`fp32`, `fp16`, `bf16`, `fp8`, `int8` or `int4`.", Validators: []validator.String{stringvalidator.OneOf(sizing.DTypes()...)}},
+			"kv_cache_bytes_per_request": schema.Int64Attribute{Optional: true, MarkdownDescription: "KV cache of one request, for `max_concurrency`.",
+				Validators: []validator.Int64{int64validator.AtLeast(1)}},
+			"gpu_memory": schema.StringAttribute{Optional: true, Computed: true,
+				MarkdownDescription: "Memory of one GPU (`\"80Gi\"` = 80 × 2^30 bytes, `\"80G\"` = 80 × 10^9). Default: the smallest " +
+					"`nvidia.com/gpu.memory` label (MiB, as NVIDIA's GPU feature discovery sets it) of the live nodes matching the GPU pods' `node_selector`, as `\"<MiB>Mi\"`."},
+			"reserve_fraction": schema.Float64Attribute{Optional: true, Computed: true, Default: float64default.StaticFloat64(sizing.DefaultReserveFraction),
+				MarkdownDescription: "Share of each GPU's memory kept for the framework, in [0, 1). Default `0.1`."},
+			"tensor_parallel": schema.Int64Attribute{Optional: true, Computed: true,
+				MarkdownDescription: "GPUs the weights are sharded over. Default: every GPU of a group.", Validators: []validator.Int64{int64validator.AtLeast(1)}},
+			"port": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(DefaultServingPort),
+				MarkdownDescription: "Port of the model server's health endpoint. Default 8000.", Validators: []validator.Int64{int64validator.Between(1, 65535)}},
+			"health_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultHealthPath),
+				MarkdownDescription: "HTTP path the startup probe polls. Default `/health`.",
+				Validators:          []validator.String{stringvalidator.RegexMatches(absPath, "must start with /")}},
+		},
+	}
+}
+
+// leaderTemplate is the template the leader runs: leader, else worker.
+func (m *lwsGroupModel) leaderTemplate() *podTemplateModel {
+	if m.Leader != nil {
+		return m.Leader
+	}
+	return m.Worker
+}
+
+// groupGPUs is the GPUs of one group; ok is false while a count is unknown.
+func (m *lwsGroupModel) groupGPUs() (int64, bool) {
+	if m.Worker == nil || m.Size.IsUnknown() || m.Worker.GPUs.IsUnknown() || m.Leader != nil && m.Leader.GPUs.IsUnknown() {
+		return 0, false
+	}
+	size := int64(1)
+	if known(m.Size) {
+		size = m.Size.ValueInt64()
+	}
+	return m.leaderTemplate().gpus() + (size-1)*m.Worker.gpus(), true
+}
+
+func lwsFields(m *lwsGroupModel) map[string]any {
+	var probe map[string]any
+	if m.Serving != nil {
+		probe = startupProbe(m)
+	}
+	tmpl := map[string]any{"size": m.Size.ValueInt64()}
+	object.Put(tmpl, "restartPolicy", m.RestartPolicy)
+	if m.Leader != nil {
+		tmpl["leaderTemplate"] = templateOut(m.Leader, m.ModelCache, probe)
+		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
+	} else {
+		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, probe)
+	}
+	spec := map[string]any{"replicas": m.Replicas.ValueInt64(), "leaderWorkerTemplate": tmpl}
+	object.Put(spec, "startupPolicy", m.StartupPolicy)
+	if r := m.Rollout; r != nil {
+		cfg := map[string]any{}
+		object.Put(cfg, "maxUnavailable", intOrString(r.MaxUnavailable))
+		object.Put(cfg, "maxSurge", intOrString(r.MaxSurge))
+		spec["rolloutStrategy"] = map[string]any{"type": "RollingUpdate", "rollingUpdateConfiguration": cfg}
+	}
+	meta := map[string]any{}
+	if known(m.QueueName) {
+		meta["labels"] = map[string]any{QueueLabel: m.QueueName.ValueString()}
+	}
+	if m.Serving != nil {
+		meta["annotations"] = map[string]any{ServingAnnotation: servingRecord(m.Serving)}
+	}
+	return map[string]any{"metadata": meta, "spec": spec}
+}
+
+// intOrString writes "1" as 1 and "25%" as "25%".
+func intOrString(v types.String) any {
+	if !known(v) {
+		return nil
+	}
+	if n, err := strconv.ParseInt(v.ValueString(), 10, 64); err == nil {
+		return n
+	}
+	return v.ValueString()
+}
+
+func readIntOrString(v any) types.String {
+	switch x := v.(type) {
+	case string:
+		return types.StringValue(x)
+	case int64, float64, int:
+		return types.StringValue(object.Int64(x).String())
+	}
+	return types.StringNull()
+}
+
+func readLWS(live map[string]any, m *lwsGroupModel) {
+	spec := object.Fields(live, "spec")
+	tmpl := object.Fields(spec, "leaderWorkerTemplate")
+	m.Replicas = object.Int64(spec["replicas"])
+	m.Size = object.Int64(tmpl["size"])
+	m.StartupPolicy = object.String(spec["startupPolicy"], m.StartupPolicy)
+	m.RestartPolicy = object.String(tmpl["restartPolicy"], m.RestartPolicy)
+	if cfg := object.Fields(spec, "rolloutStrategy", "rollingUpdateConfiguration"); cfg != nil {
+		m.Rollout = &rolloutModel{MaxUnavailable: readIntOrString(cfg["maxUnavailable"]), MaxSurge: readIntOrString(cfg["maxSurge"])}
+	} else {
+		m.Rollout = nil
+	}
+	m.QueueName = object.String(object.Field(live, "metadata", "labels", QueueLabel), m.QueueName)
+	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker)
+	m.Leader = templateIn(object.Fields(tmpl, "leaderTemplate"), m.Leader)
+	m.ModelCache = modelCacheIn(object.Fields(tmpl, "workerTemplate"), m.ModelCache)
+	rec, _ := object.Field(live, "metadata", "annotations", ServingAnnotation).(string)
+	m.Serving = servingFromRecord(rec)
+	derive(m)
+}
+
+// servingRecord is the serving block as recorded on the object (JSON).
+type servingJSON struct {
+	ModelBytes             *int64   `json:"modelBytes,omitempty"`
+	ParamsBillion          *float64 `json:"paramsBillion,omitempty"`
+	DType                  *string  `json:"dtype,omitempty"`
+	KVCacheBytesPerRequest *int64   `json:"kvCacheBytesPerRequest,omitempty"`
+	GPUMemory              *string  `json:"gpuMemory,omitempty"`
+	ReserveFraction        *float64 `json:"reserveFraction,omitempty"`
+	TensorParallel         *int64   `json:"tensorParallel,omitempty"`
+	Port                   *int64   `json:"port,omitempty"`
+	HealthPath             *string  `json:"healthPath,omitempty"`
+}
+
+func servingRecord(s *servingModel) string {
+	rec := servingJSON{
+		ModelBytes: s.ModelBytes.ValueInt64Pointer(), ParamsBillion: s.ParamsBillion.ValueFloat64Pointer(), DType: s.DType.ValueStringPointer(),
+		KVCacheBytesPerRequest: s.KVCacheBytesPerRequest.ValueInt64Pointer(), GPUMemory: s.GPUMemory.ValueStringPointer(),
+		ReserveFraction: s.ReserveFraction.ValueFloat64Pointer(), TensorParallel: s.TensorParallel.ValueInt64Pointer(),
+		Port: s.Port.ValueInt64Pointer(), HealthPath: s.HealthPath.ValueStringPointer(),
+	}
+	b, _ := json.Marshal(rec)
+	return string(b)
+}
+
+func servingFromRecord(s string) *servingModel {
+	if s == "" {
+		return nil
+	}
+	var rec servingJSON
+	if json.Unmarshal([]byte(s), &rec) != nil {
+		return nil // not ours: shows as a diff, rewritten by the next apply
+	}
+	return &servingModel{
+		ModelBytes: types.Int64PointerValue(rec.ModelBytes), ParamsBillion: types.Float64PointerValue(rec.ParamsBillion), DType: types.StringPointerValue(rec.DType),
+		KVCacheBytesPerRequest: types.Int64PointerValue(rec.KVCacheBytesPerRequest), GPUMemory: types.StringPointerValue(rec.GPUMemory),
+		ReserveFraction: types.Float64PointerValue(rec.ReserveFraction), TensorParallel: types.Int64PointerValue(rec.TensorParallel),
+		Port: types.Int64PointerValue(rec.Port), HealthPath: types.StringPointerValue(rec.HealthPath),
+	}
+}
+
+// servingPath is the path of an attribute of the serving block.
+func servingPath(name string) path.Path { return path.Root("serving").AtName(name) }
+
+// sizingOf returns the serving block's weights, GPU memory, reserve and
+// tensor parallel degree; ok is false while any is unknown or invalid (the
+// diagnostics say which are invalid).
+func sizingOf(m *lwsGroupModel) (weights, mem int64, reserve float64, tp int64, ok bool, diags diag.Diagnostics) {
+	s := m.Serving
+	weights, d := validateWeights(path.Root("serving"), s.ModelBytes, s.ParamsBillion, s.DType)
+	diags.Append(d...)
+	reserve, d = validateReserve(servingPath("reserve_fraction"), s.ReserveFraction)
+	diags.Append(d...)
+	mem, d = validateGPUMemory(servingPath("gpu_memory"), s.GPUMemory)
+	diags.Append(d...)
+	group, groupKnown := m.groupGPUs()
+	if groupKnown && group == 0 {
+		diags.AddAttributeError(path.Root("worker").AtName("gpus"), "Serving without GPUs",
+			"serving sizes a model on GPUs, but the group requests none: set worker.gpus (and leader.gpus).")
+	}
+	switch {
+	case known(s.TensorParallel):
+		tp = s.TensorParallel.ValueInt64()
+		if groupKnown && group > 0 && tp > group {
+			size := int64(1)
+			if known(m.Size) {
+				size = m.Size.ValueInt64()
+			}
+			diags.AddAttributeError(servingPath("tensor_parallel"), "More tensor parallelism than GPUs",
+				fmt.Sprintf("tensor_parallel %d exceeds the %d GPUs of a group (size %d: leader %d GPUs + %d workers × %d GPUs).",
+					tp, group, size, m.leaderTemplate().gpus(), size-1, m.Worker.gpus()))
+		}
+	case s.TensorParallel.IsNull() && groupKnown:
+		tp = group
+	}
+	ok = !diags.HasError() && weights > 0 && mem > 0 && tp > 0 && !s.ReserveFraction.IsUnknown()
+	return weights, mem, reserve, tp, ok, diags
+}
+
+// checkFit refuses weights ÷ tensor_parallel that do not fit one GPU.
+func checkFit(m *lwsGroupModel) diag.Diagnostics {
+	weights, mem, reserve, tp, ok, diags := sizingOf(m)
+	if !ok {
+		return diags
+	}
+	if err := sizing.CheckFit(weights, mem, reserve, tp); err != nil {
+		p := servingPath("tensor_parallel")
+		if m.Serving.TensorParallel.IsNull() {
+			p = path.Root("serving")
+		}
+		diags.AddAttributeError(p, "Model does not fit the GPUs", err.Error()+".")
+	}
+	return diags
+}
+
+func validateLWS(m *lwsGroupModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if c := m.ModelCache; c != nil && known(c.Mode) {
+		switch mode := c.Mode.ValueString(); {
+		case mode == "pvc" && c.ClaimName.IsNull():
+			diags.AddAttributeError(path.Root("model_cache").AtName("claim_name"), "Missing claim_name", "a pvc model cache is mounted by its claim_name.")
+		case mode == "node_local" && c.HostPath.IsNull():
+			diags.AddAttributeError(path.Root("model_cache").AtName("host_path"), "Missing host_path", "a node_local model cache is mounted from its host_path.")
+		}
+	}
+	if m.Serving != nil {
+		diags.Append(checkFit(m)...)
+	}
+	return diags
+}
+
+// derive sets the computed attributes from the model (no I/O).
+func derive(m *lwsGroupModel) {
+	m.GPUsTotal, m.MaxConcurrency = types.Int64Unknown(), types.Int64Null()
+	if g, ok := m.groupGPUs(); ok && known(m.Replicas) {
+		m.GPUsTotal = types.Int64Value(m.Replicas.ValueInt64() * g)
+	}
+	s := m.Serving
+	if s == nil || s.KVCacheBytesPerRequest.IsNull() {
+		return
+	}
+	m.MaxConcurrency = types.Int64Unknown()
+	weights, mem, reserve, tp, ok, _ := sizingOf(m)
+	if !ok || !known(s.KVCacheBytesPerRequest) || !known(m.Replicas) {
+		return
+	}
+	usable, err := sizing.UsablePerGPU(mem, reserve)
+	if err != nil {
+		return
+	}
+	m.MaxConcurrency = types.Int64Value(m.Replicas.ValueInt64() * sizing.MaxConcurrency(usable, tp, weights, s.KVCacheBytesPerRequest.ValueInt64()))
+}

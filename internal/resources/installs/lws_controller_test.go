@@ -1,0 +1,93 @@
+package installs_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+var (
+	lwsDeployment = object("apps", "v1", "deployments", "lws-system", "lws-controller-manager")
+	lwsCRD        = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "leaderworkersets.leaderworkerset.x-k8s.io")
+	lwsWebhooks   = object("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "lws-validating-webhook-configuration")
+)
+
+// lwsChart is charts/lws of sigs.k8s.io/lws v0.7.0 in the module cache: the
+// upstream chart itself (its version there is 0.1.0).
+func lwsChart(t *testing.T) string {
+	t.Helper()
+	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/lws", "v0.7.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "charts", "lws")
+}
+
+// LWS's own chart: install (CRD, webhooks, controller ready), drift of the
+// controller's Deployment put back, import, uninstall removing the CRD. No
+// LeaderWorkerSet is created here, so the chart's webhooks (served by the
+// controller, which does not run in this package's cluster) are never called.
+func TestAccLWSController(t *testing.T) {
+	env := acctest.Env(t)
+	addr := "aiplatform_lws_controller.this"
+	cfg := acctest.Provider(env) + fmt.Sprintf(`
+resource "aiplatform_lws_controller" "this" {
+  chart       = { path = %q }
+  version     = "0.1.0"
+  timeout     = "3m"
+  remove_crds = true
+  values      = <<-EOT
+    resources:
+      requests:
+        cpu: 100m
+        memory: 256Mi
+  EOT
+}
+`, lwsChart(t))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "id", "lws-system/lws"),
+					resource.TestCheckResourceAttr(addr, "status", "deployed"),
+					resource.TestCheckResourceAttr(addr, "drift.#", "0"),
+					lwsDeployment.Equal(env, 1, "status", "readyReplicas"),
+					lwsDeployment.Equal(env, "100m", "spec", "template", "spec", "containers", "0", "resources", "requests", "cpu"),
+					lwsCRD.Equal(env, "LeaderWorkerSet", "spec", "names", "kind"),
+					lwsWebhooks.Equal(env, "lws-webhook-service", "webhooks", "0", "clientConfig", "service", "name"),
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				PreConfig: func() {
+					lwsDeployment.Edit(t, env, "kubectl-edit", func(obj map[string]any) {
+						obj["spec"].(map[string]any)["replicas"] = int64(2)
+					})
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						driftBefore{addr, []string{"Deployment/lws-system/lws-controller-manager: spec.replicas 2 → 1"}},
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: lwsDeployment.Equal(env, 1, "spec", "replicas"),
+			},
+			{
+				ResourceName: addr, ImportState: true, ImportStateId: "lws-system/lws", ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "remove_crds", "values"},
+			},
+		},
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(lwsDeployment.Gone(env), lwsCRD.Gone(env)),
+	})
+}

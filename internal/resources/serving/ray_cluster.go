@@ -247,7 +247,9 @@ func rayClusterAttributes() map[string]schema.Attribute {
 func rayKnown(v interface {
 	IsNull() bool
 	IsUnknown() bool
-}) bool { return !v.IsNull() && !v.IsUnknown() }
+}) bool {
+	return !v.IsNull() && !v.IsUnknown()
+}
 
 func rayImageOf(m *rayClusterModel) string {
 	if rayKnown(m.Image) {

@@ -9,13 +9,16 @@ import (
 	"strings"
 )
 
-// Versions of the components. They must match the versions required by
-// tools/go.mod (TestToolsVersions checks it); binaries are cached by these names.
+// Versions of the components. Those built in tools/ must match the versions
+// required by tools/go.mod (TestToolsVersions checks it); the others are built
+// from their own modules (see EnsureBinaries). Binaries are cached by these names.
 const (
 	KubernetesVersion = "v1.36.3"
 	EtcdVersion       = "v3.6.16"
 	KwokVersion       = "v0.8.0"
 	KueueVersion      = "v0.17.0"
+	KubeRayVersion    = "v1.5.0" // github.com/ray-project/kuberay/ray-operator
+	LWSVersion        = "v0.7.0" // sigs.k8s.io/lws
 )
 
 // ProviderModule is the module path of this repository's root go.mod.

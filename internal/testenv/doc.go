@@ -2,11 +2,14 @@
 // and the demo, without Docker: etcd, kube-apiserver and, when scheduling is asked
 // for, kube-controller-manager, kube-scheduler and kwok (which plays the kubelet of
 // fake GPU nodes), and with Options.RunKueue the Kueue manager, whose webhooks the
-// API server calls on loopback. Every process listens on 127.0.0.1 only, on free
-// ports, with its state in one directory.
+// API server calls on loopback; likewise Options.RunKubeRay (the KubeRay operator)
+// and Options.RunLWS (the LeaderWorkerSet controller), with their CRDs. Every
+// process listens on 127.0.0.1 only, on free ports, with its state in one
+// directory.
 //
-// The binaries are built from Go modules (see tools/go.mod) on first use and
-// cached outside the repository, keyed by version; see EnsureBinaries.
+// The binaries are built from Go modules (tools/go.mod, or the component's own
+// module) on first use and cached outside the repository, keyed by version; see
+// EnsureBinaries.
 //
 // A test package uses it through Main:
 //

@@ -130,7 +130,7 @@ func (d *sizingDataSource) ValidateConfig(ctx context.Context, req datasource.Va
 		return
 	}
 	_, _, diags := m.size()
-	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(withPathText(diags)...)
 }
 
 func (d *sizingDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -140,7 +140,7 @@ func (d *sizingDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	r, ok, diags := m.size()
-	resp.Diagnostics.Append(diags...)
+	resp.Diagnostics.Append(withPathText(diags)...)
 	if !ok {
 		if !resp.Diagnostics.HasError() {
 			resp.Diagnostics.AddError("Incomplete sizing input", "every input must be known to size the model.")

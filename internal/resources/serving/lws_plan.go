@@ -23,6 +23,10 @@ import (
 
 // planLWS is the ModifyPlan of aiplatform_lws_group.
 func planLWS(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagnostics {
+	return withPathText(planGroup(ctx, c, m))
+}
+
+func planGroup(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if s := m.Serving; s != nil {
 		if s.GPUMemory.IsUnknown() && c != nil {

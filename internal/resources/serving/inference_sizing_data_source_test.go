@@ -1,0 +1,102 @@
+package serving_test
+
+import (
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+)
+
+// The classic cases of issue #5 through Terraform: 70B in fp16 on 80 GB cards
+// is 2 GPUs on one node; 671B in fp8 on 8 × 80 GB nodes is 2 nodes × 8 GPUs
+// with a LeaderWorkerSet.
+func TestAccInferenceSizing(t *testing.T) {
+	env := acctest.Env(t)
+	ds := "data.aiplatform_inference_sizing."
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{{
+			Config: acctest.Provider(env) + `
+data "aiplatform_inference_sizing" "llama70" {
+  params_billion             = 70
+  dtype                      = "fp16"
+  gpu_memory                 = "80G"
+  gpus_per_node              = 8
+  kv_cache_bytes_per_request = 1000000000
+}
+
+data "aiplatform_inference_sizing" "deepseek" {
+  params_billion = 671
+  dtype          = "fp8"
+  gpu_memory     = "80Gi"
+  gpus_per_node  = 8
+}
+
+data "aiplatform_inference_sizing" "bytes" {
+  model_bytes      = 16000000000
+  gpu_memory       = "24G"
+  gpus_per_node    = 4
+  reserve_fraction = 0
+}
+`,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(ds+"llama70", "weights_bytes", "140000000000"),
+				resource.TestCheckResourceAttr(ds+"llama70", "min_gpus", "2"),
+				resource.TestCheckResourceAttr(ds+"llama70", "tensor_parallel", "2"),
+				resource.TestCheckResourceAttr(ds+"llama70", "nodes_per_replica", "1"),
+				resource.TestCheckResourceAttr(ds+"llama70", "needs_lws", "false"),
+				resource.TestCheckResourceAttr(ds+"llama70", "replicas_per_node", "4"),
+				resource.TestCheckResourceAttr(ds+"llama70", "reserve_fraction", "0.1"),
+				// (2 × 72 GB − 140 GB) ÷ 1 GB = 4.
+				resource.TestCheckResourceAttr(ds+"llama70", "max_concurrency_per_replica", "4"),
+
+				resource.TestCheckResourceAttr(ds+"deepseek", "weights_bytes", "671000000000"),
+				resource.TestCheckResourceAttr(ds+"deepseek", "min_gpus", "16"),
+				resource.TestCheckResourceAttr(ds+"deepseek", "nodes_per_replica", "2"),
+				resource.TestCheckResourceAttr(ds+"deepseek", "needs_lws", "true"),
+				resource.TestCheckResourceAttr(ds+"deepseek", "replicas_per_node", "0"),
+				resource.TestCheckNoResourceAttr(ds+"deepseek", "max_concurrency_per_replica"),
+
+				resource.TestCheckResourceAttr(ds+"bytes", "min_gpus", "1"),
+				resource.TestCheckResourceAttr(ds+"bytes", "replicas_per_node", "4"),
+			),
+		}},
+	})
+}
+
+// Bad input fails the plan with the attribute's path.
+func TestAccInferenceSizingValidation(t *testing.T) {
+	env := acctest.Env(t)
+	config := func(body string) string {
+		return acctest.Provider(env) + "data \"aiplatform_inference_sizing\" \"x\" {\n  gpus_per_node = 8\n" + body + "\n}\n"
+	}
+	step := func(body string, parts ...string) resource.TestStep {
+		return resource.TestStep{Config: config(body), PlanOnly: true, ExpectError: acctest.ErrorMatching(parts...)}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			step(`params_billion = 70
+  dtype = "fp4"
+  gpu_memory = "80G"`, `dtype`, `fp4`),
+			step(`params_billion = 70
+  gpu_memory = "80G"`, `dtype`, `params_billion needs dtype`),
+			step(`model_bytes = 1
+  params_billion = 70
+  dtype = "fp16"
+  gpu_memory = "80G"`, `params_billion`, `not both`),
+			step(`gpu_memory = "80G"`, `model_bytes`, `give model_bytes`),
+			step(`model_bytes = 1
+  gpu_memory = "80G"
+  reserve_fraction = 1`, `reserve_fraction`, `less than 1`),
+			step(`model_bytes = 1
+  gpu_memory = "-80Gi"`, `gpu_memory`, `GPU memory must be positive`),
+			step(`model_bytes = 1
+  gpu_memory = "eighty"`, `gpu_memory`, `"eighty"`),
+			step(`params_billion = 4000
+  dtype = "fp16"
+  gpu_memory = "80G"`, `params_billion`, `8000 GB of weights do not fit 64 GPUs of 80 GB`),
+		},
+	})
+}

@@ -1,0 +1,196 @@
+package serving
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+)
+
+func strs(v ...string) []types.String {
+	out := make([]types.String, len(v))
+	for i, s := range v {
+		out[i] = types.StringValue(s)
+	}
+	return out
+}
+
+func strMap(kv ...string) types.Map {
+	m := map[string]attr.Value{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = types.StringValue(kv[i+1])
+	}
+	return types.MapValueMust(types.StringType, m)
+}
+
+// group is a planned 70B bf16 group: 2 groups of a leader and a worker with
+// 4 GPUs each on 80 GB cards, reading from a node-local cache.
+func group() *lwsGroupModel {
+	tmpl := func(args ...string) *podTemplateModel {
+		return &podTemplateModel{
+			Image: types.StringValue("vllm/vllm-openai:v0.9.0"), Command: strs("python3", "-m"), Args: strs(args...),
+			Env: strMap("HF_HOME", "/models"), GPUs: types.Int64Value(4), CPU: types.StringValue("8"), Memory: types.StringValue("64Gi"),
+			NodeSelector: strMap("pool", "h100"),
+			Tolerations: []tolerationModel{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"),
+				Value: types.StringNull(), Effect: types.StringValue("NoSchedule")}},
+		}
+	}
+	m := &lwsGroupModel{
+		Replicas: types.Int64Value(2), Size: types.Int64Value(2),
+		Leader: tmpl("vllm.entrypoints.openai.api_server"), Worker: tmpl("ray", "start"),
+		StartupPolicy: types.StringValue("LeaderCreated"), RestartPolicy: types.StringValue("RecreateGroupOnPodRestart"),
+		Rollout:   &rolloutModel{MaxUnavailable: types.StringValue("25%"), MaxSurge: types.StringValue("1")},
+		QueueName: types.StringValue("serving"),
+		ModelCache: &modelCacheModel{Mode: types.StringValue("node_local"), ClaimName: types.StringNull(),
+			HostPath: types.StringValue("/var/lib/model-cache/default/llama"), SubPath: types.StringValue("main-0123abcd"), MountPath: types.StringValue("/models/llama")},
+		Serving: &servingModel{ModelBytes: types.Int64Null(), ParamsBillion: types.Float64Value(70), DType: types.StringValue("bf16"),
+			KVCacheBytesPerRequest: types.Int64Value(1 << 30), GPUMemory: types.StringValue("80G"), ReserveFraction: types.Float64Value(0.1),
+			TensorParallel: types.Int64Value(8), Port: types.Int64Value(8000), HealthPath: types.StringValue("/health")},
+	}
+	m.SetObjectRef(kube.Ref{Namespace: "default", Name: "llama"})
+	return m
+}
+
+// roundTrip writes m as the API server would return it (through JSON) and reads it back.
+func roundTrip(t *testing.T, m *lwsGroupModel, prior *lwsGroupModel, edit func(obj map[string]any)) map[string]any {
+	t.Helper()
+	obj := kube.NewObject(lwsKind, m.ObjectRef(), lwsFields(m)).Object
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live map[string]any
+	if err := json.Unmarshal(b, &live); err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(live)
+	}
+	readLWS(live, prior)
+	return live
+}
+
+func TestLWSFieldsRoundTrip(t *testing.T) {
+	want := group()
+	derive(want)
+	got := group()
+	got.GPUsTotal, got.MaxConcurrency = types.Int64Unknown(), types.Int64Unknown()
+	live := roundTrip(t, group(), got, func(obj map[string]any) {
+		// What the LWS webhook and controller add must not show as a diff.
+		tmpl := object.Fields(obj, "spec", "leaderWorkerTemplate")
+		c := mainContainer(object.Fields(tmpl, "workerTemplate"))
+		c["env"] = append(c["env"].([]any), map[string]any{"name": "LWS_LEADER_ADDRESS", "value": "llama-0.llama"})
+		object.Fields(obj, "spec", "rolloutStrategy", "rollingUpdateConfiguration")["partition"] = float64(0)
+		object.Fields(obj, "spec")["networkConfig"] = map[string]any{"subdomainPolicy": "Shared"}
+	})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got, want)
+	}
+	// 2 groups × (4 + 4) GPUs; (8 × 72 GB − 140 GB) ÷ 2^30 = 406 per group.
+	if got.GPUsTotal.ValueInt64() != 16 || got.MaxConcurrency.ValueInt64() != 2*406 {
+		t.Errorf("gpus_total %v, max_concurrency %v", got.GPUsTotal, got.MaxConcurrency)
+	}
+	if v := object.Field(live, "metadata", "labels", QueueLabel); v != "serving" {
+		t.Errorf("queue label %v", v)
+	}
+	tmpl := object.Fields(live, "spec", "leaderWorkerTemplate")
+	leader, worker := mainContainer(object.Fields(tmpl, "leaderTemplate")), mainContainer(object.Fields(tmpl, "workerTemplate"))
+	probe := object.Fields(leader, "startupProbe")
+	// (140e9 B ÷ 1 GiB/s + 60 s) × 2 ÷ 10 s = 38.08 → 39 (node-local cache).
+	if probe == nil || object.Field(probe, "failureThreshold") != float64(39) || object.Field(probe, "httpGet", "path") != "/health" {
+		t.Errorf("leader startup probe %v", probe)
+	}
+	if worker["startupProbe"] != nil || leader["livenessProbe"] != nil {
+		t.Errorf("worker probe %v, leader liveness %v", worker["startupProbe"], leader["livenessProbe"])
+	}
+	if v := object.Field(worker, "resources", "limits", "nvidia.com/gpu"); v != "4" {
+		t.Errorf("worker GPUs %v", v)
+	}
+	vols := object.Items(tmpl, "workerTemplate", "spec", "volumes")
+	if len(vols) != 1 || object.Field(vols[0], "hostPath", "path") != "/var/lib/model-cache/default/llama/main-0123abcd" {
+		t.Errorf("volumes %v", vols)
+	}
+	if v := object.Field(live, "spec", "rolloutStrategy", "rollingUpdateConfiguration", "maxSurge"); v != float64(1) {
+		t.Errorf("maxSurge written as %#v, want the number 1", v)
+	}
+}
+
+// Import: nothing but the name is known; everything is read from the object.
+func TestLWSImport(t *testing.T) {
+	want := group()
+	derive(want)
+	got := &lwsGroupModel{}
+	got.SetObjectRef(want.ObjectRef())
+	roundTrip(t, group(), got, nil)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("imported\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestLWSWithoutLeader(t *testing.T) {
+	m := group()
+	m.Leader, m.ModelCache = nil, &modelCacheModel{Mode: types.StringValue("pvc"), ClaimName: types.StringValue("llama"), HostPath: types.StringNull(),
+		SubPath: types.StringValue("main-0123abcd"), MountPath: types.StringValue("/models/llama")}
+	got := &lwsGroupModel{}
+	live := roundTrip(t, m, got, nil)
+	tmpl := object.Fields(live, "spec", "leaderWorkerTemplate")
+	if tmpl["leaderTemplate"] != nil {
+		t.Error("leaderTemplate written without leader")
+	}
+	// The worker template is the leader's: it carries the probe, sized for a
+	// claim: (140e9 ÷ 200 MiB/s + 60) × 2 ÷ 10 = 145.5 → 146.
+	if v := object.Field(mainContainer(object.Fields(tmpl, "workerTemplate")), "startupProbe", "failureThreshold"); v != float64(146) {
+		t.Errorf("failureThreshold %v", v)
+	}
+	if got.Leader != nil || got.ModelCache == nil || *got.ModelCache != *m.ModelCache {
+		t.Errorf("leader %v, cache %+v", got.Leader, got.ModelCache)
+	}
+}
+
+func TestLWSValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(m *lwsGroupModel)
+		want string // "" for no error
+	}{
+		{"fits", func(*lwsGroupModel) {}, ""},
+		{"tensor parallel 1", func(m *lwsGroupModel) { m.Serving.TensorParallel = types.Int64Value(1) },
+			"weights of 140 GB ÷ tensor_parallel 1 = 140 GB per GPU, but a 80 GB GPU holds 72 GB after the 0.1 reserve (tensor_parallel 2 would fit)"},
+		{"tensor parallel above the group", func(m *lwsGroupModel) { m.Serving.TensorParallel = types.Int64Value(16) },
+			"tensor_parallel 16 exceeds the 8 GPUs of a group (size 2: leader 4 GPUs + 1 workers × 4 GPUs)"},
+		{"default tensor parallel too small", func(m *lwsGroupModel) {
+			m.Serving.TensorParallel, m.Size, m.Leader.GPUs = types.Int64Null(), types.Int64Value(1), types.Int64Value(1)
+		}, "÷ tensor_parallel 1"},
+		{"no GPUs", func(m *lwsGroupModel) {
+			m.Leader.GPUs, m.Worker.GPUs, m.Serving.TensorParallel = types.Int64Null(), types.Int64Null(), types.Int64Null()
+		}, "the group requests none"},
+		{"both weights", func(m *lwsGroupModel) { m.Serving.ModelBytes = types.Int64Value(1) }, "not both"},
+		{"dtype alone", func(m *lwsGroupModel) { m.Serving.ParamsBillion = types.Float64Null() }, "dtype needs params_billion"},
+		{"reserve 1", func(m *lwsGroupModel) { m.Serving.ReserveFraction = types.Float64Value(1) }, "less than 1"},
+		{"bad gpu memory", func(m *lwsGroupModel) { m.Serving.GPUMemory = types.StringValue("80GB") }, `"80GB"`},
+		{"gpu memory unknown", func(m *lwsGroupModel) { m.Serving.GPUMemory = types.StringUnknown() }, ""},
+		{"pvc cache without claim", func(m *lwsGroupModel) { m.ModelCache.Mode = types.StringValue("pvc") }, "claim_name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := group()
+			tc.edit(m)
+			diags := validateLWS(m)
+			var got []string
+			for _, d := range diags {
+				got = append(got, d.Detail())
+			}
+			switch {
+			case tc.want == "" && diags.HasError():
+				t.Errorf("unexpected errors: %v", got)
+			case tc.want != "" && (!diags.HasError() || !strings.Contains(strings.Join(got, "\n"), tc.want)):
+				t.Errorf("errors %q, want one containing %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,243 @@
+package serving_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+const lwsPoolLabel = "lwspool"
+
+func lwsObject(namespace, name string) acctest.Object {
+	return acctest.Object{GVR: schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"},
+		Namespace: namespace, Name: name}
+}
+
+// lwsConfig is a group of a leader and size − 1 workers on the H100 pool
+// serving 70B parameters in bf16 (140 GB), with extra attributes.
+func lwsConfig(env *testenv.Env, name string, replicas, size, gpus int, serving, extra string) string {
+	return acctest.Provider(env) + fmt.Sprintf(`
+resource "aiplatform_lws_group" "g" {
+  name      = %[1]q
+  namespace = "default"
+  replicas  = %[2]d
+  size      = %[3]d
+  leader = {
+    image         = "vllm/vllm-openai:v0.9.0"
+    args          = ["--model", "/models/llama", "--tensor-parallel-size", "8"]
+    env           = { HF_HUB_OFFLINE = "1" }
+    gpus          = %[4]d
+    cpu           = "8"
+    memory        = "64Gi"
+    node_selector = { %[5]s = "h100" }
+    tolerations   = [{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }]
+  }
+  worker = {
+    image         = "vllm/vllm-openai:v0.9.0"
+    command       = ["ray", "start", "--block"]
+    gpus          = %[4]d
+    cpu           = "8"
+    memory        = "64Gi"
+    node_selector = { %[5]s = "h100" }
+    tolerations   = [{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }]
+  }
+  model_cache = {
+    mode       = "node_local"
+    host_path  = "/var/lib/model-cache/default/llama"
+    sub_path   = "main-0123abcd"
+    mount_path = "/models/llama"
+  }
+  serving = {
+    params_billion = 70
+    dtype          = "bf16"
+    %[6]s
+  }
+  %[7]s
+}
+`, name, replicas, size, gpus, lwsPoolLabel, serving, extra)
+}
+
+// lwsGroupPods lists the LeaderWorkerSet's live pods by role.
+func lwsGroupPods(env *testenv.Env, namespace, name string) (leaders, workers []corev1.Pod, err error) {
+	list, err := env.Client.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{
+		LabelSelector: "leaderworkerset.sigs.k8s.io/name=" + name,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range list.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		if p.Labels["leaderworkerset.sigs.k8s.io/worker-index"] == "0" {
+			leaders = append(leaders, p)
+		} else {
+			workers = append(workers, p)
+		}
+	}
+	return leaders, workers, nil
+}
+
+// lwsEventually retries check until it passes: the LWS controller creates the
+// pods after the apply returns. The deadline only bounds a broken run.
+func lwsEventually(check resource.TestCheckFunc) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			err := check(s)
+			if err == nil || time.Now().After(deadline) {
+				return err
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+}
+
+// lwsGroupHas checks the pods the LWS controller made: leaders and workers per
+// group, group labels, GPUs, the cache mount, and the leader's startup probe
+// (and no liveness probe anywhere).
+func lwsGroupHas(env *testenv.Env, name string, groups, size int, gpus int64, threshold int32) resource.TestCheckFunc {
+	return lwsEventually(func(*terraform.State) error {
+		leaders, workers, err := lwsGroupPods(env, "default", name)
+		if err != nil {
+			return err
+		}
+		if len(leaders) != groups || len(workers) != groups*(size-1) {
+			return fmt.Errorf("%d leader and %d worker pods, want %d and %d", len(leaders), len(workers), groups, groups*(size-1))
+		}
+		for _, p := range append(leaders, workers...) {
+			for _, l := range []string{"leaderworkerset.sigs.k8s.io/group-index", "leaderworkerset.sigs.k8s.io/group-key"} {
+				if p.Labels[l] == "" {
+					return fmt.Errorf("pod %s: no label %s in %v", p.Name, l, p.Labels)
+				}
+			}
+			c := p.Spec.Containers[0]
+			if q := c.Resources.Limits[corev1.ResourceName(testenv.GPUResource)]; q.Value() != gpus {
+				return fmt.Errorf("pod %s: %d GPUs, want %d", p.Name, q.Value(), gpus)
+			}
+			if len(c.VolumeMounts) == 0 || c.VolumeMounts[0].MountPath != "/models/llama" || !c.VolumeMounts[0].ReadOnly {
+				return fmt.Errorf("pod %s: mounts %v, want /models/llama read-only", p.Name, c.VolumeMounts)
+			}
+			if c.LivenessProbe != nil {
+				return fmt.Errorf("pod %s has a liveness probe", p.Name)
+			}
+		}
+		for _, p := range leaders {
+			sp := p.Spec.Containers[0].StartupProbe
+			if sp == nil || sp.HTTPGet == nil || sp.HTTPGet.Path != "/health" || sp.FailureThreshold != threshold || sp.PeriodSeconds != 10 {
+				return fmt.Errorf("leader %s: startup probe %+v, want GET /health with failureThreshold %d every 10 s", p.Name, sp, threshold)
+			}
+		}
+		for _, p := range workers {
+			if p.Spec.Containers[0].StartupProbe != nil {
+				return fmt.Errorf("worker %s has a startup probe", p.Name)
+			}
+		}
+		return nil
+	})
+}
+
+// A LeaderWorkerSet judged by the real LWS controller: replicas = 2, size = 2
+// gives 2 leaders and 2 workers with the group labels, 4 GPUs each and a
+// startup probe on the leaders sized to read 140 GB from node-local disk:
+// ⌈(140e9 B ÷ 1 GiB/s + 60 s) × 2 ÷ 10 s⌉ = 39. gpu_memory comes from the
+// pool's nvidia.com/gpu.memory label (81559 MiB); 8 GPUs of 76.97 GB usable
+// hold 140 GB with 475.7 GB to spare: ⌊475.75e9 ÷ 2^30⌋ = 443 requests of
+// 1 GiB per group, 886 for two. Then: empty plan, scaling, import.
+func TestAccLWSGroup(t *testing.T) {
+	env := acctest.Env(t)
+	addr := "aiplatform_lws_group.g"
+	live := lwsObject("default", "llama")
+	serving := `kv_cache_bytes_per_request = 1073741824`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config: lwsConfig(env, "llama", 2, 2, 4, serving, `queue_name = "serving"`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "id", "default/llama"),
+					resource.TestCheckResourceAttr(addr, "serving.gpu_memory", "81559Mi"),
+					resource.TestCheckResourceAttr(addr, "serving.tensor_parallel", "8"),
+					resource.TestCheckResourceAttr(addr, "gpus_total", "16"),
+					resource.TestCheckResourceAttr(addr, "max_concurrency", "886"),
+					live.Equal(env, 2, "spec", "replicas"),
+					live.Equal(env, 2, "spec", "leaderWorkerTemplate", "size"),
+					live.Equal(env, "serving", "metadata", "labels", "kueue.x-k8s.io/queue-name"),
+					live.Equal(env, "RecreateGroupOnPodRestart", "spec", "leaderWorkerTemplate", "restartPolicy"),
+					lwsGroupHas(env, "llama", 2, 2, 4, 39),
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// One group of three pods with 2 GPUs each: tensor parallel 6
+				// of 76.97 GB holds 140 GB; the plan updates in place.
+				Config: lwsConfig(env, "llama", 1, 3, 2, serving, `startup_policy = "LeaderReady"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "serving.tensor_parallel", "6"),
+					resource.TestCheckResourceAttr(addr, "gpus_total", "6"),
+					live.Equal(env, "LeaderReady", "spec", "startupPolicy"),
+					live.Equal(env, nil, "metadata", "labels", "kueue.x-k8s.io/queue-name"),
+				),
+			},
+			{ResourceName: addr, ImportState: true, ImportStateVerify: true, ImportStateId: "default/llama"},
+			{ResourceName: addr, ImportState: true, ImportStateId: "llama", ExpectError: regexp.MustCompile(`expected "namespace/name"`)},
+		},
+		CheckDestroy: live.Gone(env),
+	})
+}
+
+// Bad input is refused at plan time with the attribute's path, and nothing
+// is created in the cluster.
+func TestAccLWSGroupValidation(t *testing.T) {
+	env := acctest.Env(t)
+	plan := func(config string, want *regexp.Regexp) resource.TestStep {
+		return resource.TestStep{Config: config, PlanOnly: true, ExpectError: want}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			// 140 GB ÷ 1 GPU does not fit 72 GB.
+			plan(lwsConfig(env, "bad", 1, 2, 4, `gpu_memory = "80G"
+    tensor_parallel = 1`, ""),
+				acctest.ErrorMatching("serving.tensor_parallel", "weights of 140 GB ÷ tensor_parallel 1 = 140 GB per GPU, but a 80 GB GPU holds 72 GB after the 0.1 reserve (tensor_parallel 2 would fit)")),
+			// The group's 8 GPUs cannot carry tensor parallel 16.
+			plan(lwsConfig(env, "bad", 1, 2, 4, `tensor_parallel = 16`, ""),
+				acctest.ErrorMatching("serving.tensor_parallel", "tensor_parallel 16 exceeds the 8 GPUs of a group")),
+			// The default (every GPU of the group: one) is too few for 140 GB.
+			plan(lwsConfig(env, "bad", 1, 1, 1, `gpu_memory = "80G"`, ""),
+				acctest.ErrorMatching("serving: weights of 140 GB ÷ tensor_parallel 1 = 140 GB per GPU")),
+			// 16 GPUs per pod on 8-GPU nodes.
+			plan(lwsConfig(env, "bad", 1, 1, 16, "", ""),
+				acctest.ErrorMatching("leader.gpus", "each leader pod needs 16 GPUs on one node, but the most any of the 2 nodes matching {lwspool=h100} has is 8")),
+			// No gpu.memory label on the pool and no gpu_memory.
+			plan(regexp.MustCompile(`"h100"`).ReplaceAllString(lwsConfig(env, "bad", 1, 1, 4, "", ""), `"nolabel"`),
+				acctest.ErrorMatching("serving.gpu_memory", "none of the 1 live nodes matching worker.node_selector {lwspool=nolabel} carries the label nvidia.com/gpu.memory")),
+			plan(lwsConfig(env, "bad", 1, 2, 4, `gpu_memory = "80 GB"`, ""), acctest.ErrorMatching("serving.gpu_memory", `"80 GB"`)),
+			plan(lwsConfig(env, "bad", 1, 2, 4, `reserve_fraction = 1`, ""), acctest.ErrorMatching("serving.reserve_fraction", "less than 1")),
+			plan(lwsConfig(env, "bad", 1, 2, 4, `model_bytes = 140000000000`, ""), acctest.ErrorMatching("serving.params_billion", "not both")),
+			plan(regexp.MustCompile(`dtype\s+= "bf16"`).ReplaceAllString(lwsConfig(env, "bad", 1, 2, 4, "", ""), `dtype = "fp4"`),
+				acctest.ErrorMatching("serving.dtype", "fp4")),
+			plan(lwsConfig(env, "bad", 1, 2, 4, "", `restart_policy = "Always"`), acctest.ErrorMatching("restart_policy", "Always")),
+			plan(lwsConfig(env, "bad", 1, 2, 4, "", `rollout = { max_surge = "lots" }`), acctest.ErrorMatching("rollout.max_surge", "percentage")),
+		},
+	})
+	if obj, err := lwsObject("default", "bad").Get(env); err != nil || obj != nil {
+		t.Errorf("a refused plan left LeaderWorkerSet default/bad in the cluster (err %v)", err)
+	}
+}

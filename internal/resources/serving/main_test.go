@@ -1,0 +1,24 @@
+package serving_test
+
+import (
+	"testing"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+// One cluster for the package, judged by the real operators: the
+// LeaderWorkerSet controller (RunLWS) and the KubeRay operator (RunKubeRay)
+// run as local processes with their CRDs from their modules. The LWS tests'
+// GPU pool is two fake 8-GPU H100 nodes whose nvidia.com/gpu.memory label
+// says 81559 MiB, as NVIDIA's GPU feature discovery publishes it, and a
+// 4-GPU node without that label; the Ray tests add their own nodes.
+func TestMain(m *testing.M) {
+	testenv.Main(m, testenv.Options{
+		RunLWS:     true,
+		RunKubeRay: true,
+		Nodes: []testenv.NodePool{
+			{Name: "lws-h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", Labels: map[string]string{lwsPoolLabel: "h100"}},
+			{Name: "lws-nolabel", Count: 1, GPUs: 4, Product: "TEST-GPU", Labels: map[string]string{lwsPoolLabel: "nolabel"}},
+		},
+	})
+}

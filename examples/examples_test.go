@@ -35,9 +35,13 @@ func TestMain(m *testing.M) {
 // needs Volcano's CRDs. internal/resources/installs applies them with the
 // charts from the module cache and the stand-in Volcano chart.
 var appliedElsewhere = map[string]string{
-	"aiplatform_kueue":         "applied by internal/resources/installs (TestAccInstallExamples) with the chart from the module cache",
-	"aiplatform_volcano":       "applied by internal/resources/installs (TestAccInstallExamples) with the stand-in Volcano chart",
-	"aiplatform_volcano_queue": "applied by internal/resources/installs (TestAccInstallExamples) after the stand-in Volcano chart",
+	"aiplatform_kueue":            "applied by internal/resources/installs (TestAccInstallExamples) with the chart from the module cache",
+	"aiplatform_volcano":          "applied by internal/resources/installs (TestAccInstallExamples) with the stand-in Volcano chart",
+	"aiplatform_volcano_queue":    "applied by internal/resources/installs (TestAccInstallExamples) after the stand-in Volcano chart",
+	"aiplatform_kuberay_operator": "applied by internal/resources/installs (TestAccKubeRayOperatorExample) with the stand-in KubeRay chart",
+	"aiplatform_lws_controller":   "applied by internal/resources/installs (TestAccLWSControllerExample) with LWS's chart from the module cache",
+	"aiplatform_ray_cluster":      "applied by internal/resources/serving (TestAccRayClusterExamples), whose cluster runs the KubeRay operator",
+	"aiplatform_lws_group":        "applied by internal/resources/serving (TestAccLWSGroupExamples), whose cluster runs the LWS controller",
 }
 
 var importLine = regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`)

@@ -127,3 +127,24 @@ resource "aiplatform_kuberay_operator" "this" {
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(kuberayDeployment.Gone(env), rayClusterCRD.Gone(env)),
 	})
 }
+
+// examples/resources/aiplatform_kuberay_operator with the stand-in chart.
+func TestAccKubeRayOperatorExample(t *testing.T) {
+	env := acctest.Env(t)
+	cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_kuberay_operator/resource.tf"), "aiplatform_kuberay_operator",
+		fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", kuberayChart(t)))
+	addr, id := importOf(t, "aiplatform_kuberay_operator")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config:           cfg,
+				Check:            kuberayDeployment.Equal(env, "100m", "spec", "template", "spec", "containers", "0", "resources", "requests", "cpu"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "values", "remove_crds", "revision"}},
+		},
+		CheckDestroy: kuberayDeployment.Gone(env),
+	})
+}

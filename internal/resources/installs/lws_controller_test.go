@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -89,5 +90,31 @@ resource "aiplatform_lws_controller" "this" {
 			},
 		},
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(lwsDeployment.Gone(env), lwsCRD.Gone(env)),
+	})
+}
+
+// examples/resources/aiplatform_lws_controller with LWS's chart from the
+// module cache (its version there is 0.1.0, not the registry's 0.7.0).
+func TestAccLWSControllerExample(t *testing.T) {
+	env := acctest.Env(t)
+	tf := strings.Replace(example(t, "resources/aiplatform_lws_controller/resource.tf"), `version = "0.7.0"`, `version = "0.1.0"`, 1)
+	if !strings.Contains(tf, `version = "0.1.0"`) {
+		t.Fatal(`the example no longer says version = "0.7.0"`)
+	}
+	cfg := acctest.Provider(env) + withChart(t, tf, "aiplatform_lws_controller",
+		fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", lwsChart(t)))
+	addr, id := importOf(t, "aiplatform_lws_controller")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config:           cfg,
+				Check:            lwsDeployment.Equal(env, 1, "status", "readyReplicas"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "values", "remove_crds", "revision"}},
+		},
+		CheckDestroy: lwsDeployment.Gone(env),
 	})
 }

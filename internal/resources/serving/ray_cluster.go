@@ -393,6 +393,17 @@ func raySeconds(s types.String) (int64, error) {
 	return int64(d / time.Second), nil
 }
 
+// rayDuration spells whole seconds as people write them: "5m", "1h", "90s".
+func rayDuration(secs int64) string {
+	switch {
+	case secs != 0 && secs%3600 == 0:
+		return fmt.Sprintf("%dh", secs/3600)
+	case secs != 0 && secs%60 == 0:
+		return fmt.Sprintf("%dm", secs/60)
+	}
+	return fmt.Sprintf("%ds", secs)
+}
+
 // ---- object → model -------------------------------------------------------
 
 func readRayCluster(live map[string]any, m *rayClusterModel) {
@@ -456,7 +467,7 @@ func readRayCluster(live map[string]any, m *rayClusterModel) {
 			prior = m.Autoscaling.IdleTimeout
 		}
 		if s := object.Int64(object.Field(spec, "autoscalerOptions", "idleTimeoutSeconds")); !s.IsNull() {
-			a.IdleTimeout = types.StringValue((time.Duration(s.ValueInt64()) * time.Second).String())
+			a.IdleTimeout = types.StringValue(rayDuration(s.ValueInt64()))
 			if p, err := raySeconds(prior); err == nil && p == s.ValueInt64() {
 				a.IdleTimeout = prior // the user's spelling
 			}
@@ -636,7 +647,7 @@ func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if rayKnown(m.Name) && len(m.Name.ValueString()+"-head-svc") > 63 {
 		diags.AddAttributeError(tfpath.Root("name"), "Name too long",
-			fmt.Sprintf("name: %q is %d characters; KubeRay's head Service %q must fit in 63, so the name may have at most 54.",
+			fmt.Sprintf("%q is %d characters; KubeRay's head Service %q must fit in 63, so the name may have at most 54.",
 				m.Name.ValueString(), len(m.Name.ValueString()), m.Name.ValueString()+"-head-svc"))
 	}
 	seen := map[string]int{}
@@ -645,56 +656,60 @@ func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 		if rayKnown(g.Name) {
 			if j, dup := seen[g.Name.ValueString()]; dup {
 				diags.AddAttributeError(p.AtName("name"), "Duplicate worker group",
-					fmt.Sprintf("%s: %q is also the name of worker_groups[%d]; group names must be unique.", p.AtName("name"), g.Name.ValueString(), j))
+					fmt.Sprintf("%q is also the name of worker_groups[%d]; group names must be unique.", g.Name.ValueString(), j))
 			}
 			seen[g.Name.ValueString()] = i
 		}
 		if rayKnown(g.MinReplicas) && rayKnown(g.Replicas) && g.Replicas.ValueInt64() < g.MinReplicas.ValueInt64() {
 			diags.AddAttributeError(p.AtName("replicas"), "Replicas below min_replicas",
-				fmt.Sprintf("%s: replicas = %d is less than min_replicas = %d.", p.AtName("replicas"), g.Replicas.ValueInt64(), g.MinReplicas.ValueInt64()))
+				fmt.Sprintf("replicas = %d is less than min_replicas = %d.", g.Replicas.ValueInt64(), g.MinReplicas.ValueInt64()))
 		}
 		if rayKnown(g.MaxReplicas) && rayKnown(g.Replicas) && g.Replicas.ValueInt64() > g.MaxReplicas.ValueInt64() {
 			diags.AddAttributeError(p.AtName("replicas"), "Replicas above max_replicas",
-				fmt.Sprintf("%s: replicas = %d is more than max_replicas = %d.", p.AtName("replicas"), g.Replicas.ValueInt64(), g.MaxReplicas.ValueInt64()))
+				fmt.Sprintf("replicas = %d is more than max_replicas = %d.", g.Replicas.ValueInt64(), g.MaxReplicas.ValueInt64()))
 		}
 		if rayKnown(g.MaxReplicas) && rayKnown(g.MinReplicas) && g.MinReplicas.ValueInt64() > g.MaxReplicas.ValueInt64() {
 			diags.AddAttributeError(p.AtName("min_replicas"), "min_replicas above max_replicas",
-				fmt.Sprintf("%s: min_replicas = %d is more than max_replicas = %d.", p.AtName("min_replicas"), g.MinReplicas.ValueInt64(), g.MaxReplicas.ValueInt64()))
+				fmt.Sprintf("min_replicas = %d is more than max_replicas = %d.", g.MinReplicas.ValueInt64(), g.MaxReplicas.ValueInt64()))
 		}
 		for j, t := range g.Tolerations {
 			tp := p.AtName("tolerations").AtListIndex(j)
 			if t.Operator.ValueString() == "Exists" && rayKnown(t.Value) && t.Value.ValueString() != "" {
 				diags.AddAttributeError(tp.AtName("value"), "Value with Exists",
-					fmt.Sprintf("%s: a toleration with operator Exists takes no value.", tp.AtName("value")))
+					"a toleration with operator Exists takes no value.")
 			}
 			if t.Key.IsNull() && !t.Operator.IsUnknown() && t.Operator.ValueString() != "Exists" {
 				diags.AddAttributeError(tp.AtName("key"), "Toleration without key",
-					fmt.Sprintf("%s: without a key the operator must be Exists (tolerate every taint).", tp.AtName("key")))
+					"without a key the operator must be Exists (tolerate every taint).")
 			}
 		}
 	}
 	if a := m.Autoscaling; a != nil && rayKnown(a.IdleTimeout) {
 		p := tfpath.Root("autoscaling").AtName("idle_timeout")
 		if _, err := raySeconds(a.IdleTimeout); err != nil {
-			diags.AddAttributeError(p, "Invalid idle timeout", fmt.Sprintf("%s: %v (e.g. \"60s\", \"5m\").", p, err))
+			diags.AddAttributeError(p, "Invalid idle timeout", fmt.Sprintf("%v (e.g. \"60s\", \"5m\").", err))
 		} else if rayKnown(a.Enabled) && !a.Enabled.ValueBool() {
-			diags.AddAttributeWarning(p, "Idle timeout without autoscaling", fmt.Sprintf("%s has no effect while autoscaling.enabled = false.", p))
+			diags.AddAttributeWarning(p, "Idle timeout without autoscaling", "has no effect while autoscaling.enabled = false.")
 		}
 	}
 	if mc := m.ModelCache; mc != nil {
 		p := tfpath.Root("model_cache")
-		switch mode := mc.Mode.ValueString(); {
+		mode := mc.Mode.ValueString()
+		if mc.Mode.IsNull() {
+			mode = modelcache.ModePVC // the default, not yet in the configuration
+		}
+		switch {
 		case mc.Mode.IsUnknown():
 		case mode == modelcache.ModePVC && mc.ClaimName.IsNull():
-			diags.AddAttributeError(p.AtName("claim_name"), "Missing claim", fmt.Sprintf("%s: mode pvc mounts the cache's claim; give claim_name.", p.AtName("claim_name")))
+			diags.AddAttributeError(p.AtName("claim_name"), "Missing claim", "mode pvc mounts the cache's claim; give claim_name.")
 		case mode == modelcache.ModeNodeLocal && mc.HostPath.IsNull():
-			diags.AddAttributeError(p.AtName("host_path"), "Missing host path", fmt.Sprintf("%s: mode node_local mounts the node's copy; give host_path.", p.AtName("host_path")))
+			diags.AddAttributeError(p.AtName("host_path"), "Missing host path", "mode node_local mounts the node's copy; give host_path.")
 		}
 		if rayKnown(mc.MountPath) && !strings.HasPrefix(mc.MountPath.ValueString(), "/") {
-			diags.AddAttributeError(p.AtName("mount_path"), "Relative mount path", fmt.Sprintf("%s: %q must be an absolute path.", p.AtName("mount_path"), mc.MountPath.ValueString()))
+			diags.AddAttributeError(p.AtName("mount_path"), "Relative mount path", fmt.Sprintf("%q must be an absolute path.", mc.MountPath.ValueString()))
 		}
 		if rayKnown(mc.SubPath) && (mc.SubPath.ValueString() == "" || strings.HasPrefix(mc.SubPath.ValueString(), "/") || strings.Contains(mc.SubPath.ValueString(), "..")) {
-			diags.AddAttributeError(p.AtName("sub_path"), "Invalid sub path", fmt.Sprintf("%s: %q must be a relative path inside the cache.", p.AtName("sub_path"), mc.SubPath.ValueString()))
+			diags.AddAttributeError(p.AtName("sub_path"), "Invalid sub path", fmt.Sprintf("%q must be a relative path inside the cache.", mc.SubPath.ValueString()))
 		}
 	}
 	return diags

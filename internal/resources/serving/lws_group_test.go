@@ -2,7 +2,10 @@ package serving_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -240,4 +243,111 @@ func TestAccLWSGroupValidation(t *testing.T) {
 	if obj, err := lwsObject("default", "bad").Get(env); err != nil || obj != nil {
 		t.Errorf("a refused plan left LeaderWorkerSet default/bad in the cluster (err %v)", err)
 	}
+}
+
+// The examples apply on this package's cluster, whose LWS controller judges
+// them (examples/examples_test.go runs none): the resource example (2 pods ×
+// 8 GPUs on the H100 pool, empty plan, import by its import.sh), and the
+// serving-70b scenario through the terraform CLI (sizing data source feeding
+// the group; 4 replicas of one 2-GPU pod; exit code 0 of plan
+// -detailed-exitcode after apply).
+func TestAccLWSGroupExamples(t *testing.T) {
+	env := acctest.Env(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("resource", func(t *testing.T) {
+		dir := filepath.Join(root, "examples", "resources", "aiplatform_lws_group")
+		tf, err := os.ReadFile(filepath.Join(dir, "resource.tf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		imp, err := os.ReadFile(filepath.Join(dir, "import.sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`).FindSubmatch(imp)
+		if m == nil {
+			t.Fatal("import.sh has no terraform import line")
+		}
+		cfg := acctest.Provider(env) + string(tf)
+		addr := string(m[1])
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.Factories,
+			Steps: []resource.TestStep{
+				{
+					Config: cfg,
+					Check: resource.ComposeAggregateTestCheckFunc(
+						resource.TestCheckResourceAttr(addr, "serving.gpu_memory", "81559Mi"),
+						resource.TestCheckResourceAttr(addr, "serving.tensor_parallel", "16"),
+						resource.TestCheckResourceAttr(addr, "gpus_total", "16"),
+						// (16 × 76,968,728,985 − 671e9) ÷ 4e9 = 140.1.
+						resource.TestCheckResourceAttr(addr, "max_concurrency", "140"),
+						lwsEventually(func(*terraform.State) error {
+							leaders, workers, err := lwsGroupPods(env, "default", "deepseek-v3")
+							if err != nil {
+								return err
+							}
+							if len(leaders) != 1 || len(workers) != 1 {
+								return fmt.Errorf("%d leaders, %d workers, want 1 and 1", len(leaders), len(workers))
+							}
+							if sp := leaders[0].Spec.Containers[0].StartupProbe; sp == nil || sp.FailureThreshold != 652 {
+								return fmt.Errorf("leader startup probe %+v, want failureThreshold 652", sp)
+							}
+							return nil
+						}),
+					),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				},
+				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: string(m[2]), ImportStateVerify: true},
+			},
+			CheckDestroy: lwsObject("default", "deepseek-v3").Gone(env),
+		})
+	})
+	t.Run("serving-70b", func(t *testing.T) {
+		w := acctest.NewWorkspace(t, env, filepath.Join(root, "examples", "serving-70b"))
+		if out, err := w.Run("apply", "-auto-approve"); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		live := lwsObject("default", "llama-70b")
+		for _, check := range []resource.TestCheckFunc{
+			live.Equal(env, 4, "spec", "replicas"),
+			live.Equal(env, 1, "spec", "leaderWorkerTemplate", "size"),
+			live.Equal(env, "2", "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", "0", "resources", "limits", "nvidia.com/gpu"),
+			live.Equal(env, "4", "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", "0", "args", "5"),
+			lwsEventually(func(*terraform.State) error {
+				leaders, workers, err := lwsGroupPods(env, "default", "llama-70b")
+				if err != nil {
+					return err
+				}
+				if len(leaders) != 4 || len(workers) != 0 {
+					return fmt.Errorf("%d leaders, %d workers, want 4 and 0", len(leaders), len(workers))
+				}
+				return nil
+			}),
+		} {
+			if err := check(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if code, out := w.PlanExitCode(); code != 0 {
+			t.Fatalf("plan -detailed-exitcode after apply exited %d, want 0:\n%s", code, out)
+		}
+		state, err := os.ReadFile(filepath.Join(w.Dir(), "terraform.tfstate"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Outputs map[string]struct {
+				Value map[string]any `json:"value"`
+			} `json:"outputs"`
+		}
+		if err := json.Unmarshal(state, &st); err != nil {
+			t.Fatal(err)
+		}
+		if v := st.Outputs["serving"].Value; fmt.Sprint(v["gpus_total"]) != "8" || fmt.Sprint(v["max_concurrency"]) != "16" || fmt.Sprint(v["replicas_per_node"]) != "4" {
+			t.Errorf("output serving = %v, want gpus_total 8, max_concurrency 16, replicas_per_node 4", v)
+		}
+	})
 }

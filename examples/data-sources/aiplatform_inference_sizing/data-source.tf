@@ -1,0 +1,37 @@
+# How to serve a 70B model in bf16 (140 GB of weights) on H100 80GB nodes:
+# 80 × 10^9 × 0.9 = 72 GB usable per card, so 2 cards (144 GB) hold it —
+# tensor parallel 2 on one node, 4 replicas per 8-GPU node, no
+# LeaderWorkerSet — and with 1 GB of KV cache per request (a few thousand
+# tokens of context), a replica holds ⌊(144 − 140) ÷ 1⌋ = 4 requests.
+data "aiplatform_inference_sizing" "llama_70b" {
+  params_billion             = 70
+  dtype                      = "bf16"
+  gpu_memory                 = "80G" # 80 × 10^9 bytes; "80Gi" would be 80 × 2^30
+  gpus_per_node              = 8
+  kv_cache_bytes_per_request = 1000000000
+}
+
+# DeepSeek-V3 (671B parameters, fp8): 671 GB needs 16 cards of 72 GB, so one
+# replica spans 2 nodes × 8 GPUs and needs a LeaderWorkerSet.
+data "aiplatform_inference_sizing" "deepseek_v3" {
+  params_billion = 671
+  dtype          = "fp8"
+  gpu_memory     = "80G"
+  gpus_per_node  = 8
+}
+
+output "llama_70b" {
+  value = {
+    gpus_per_replica  = data.aiplatform_inference_sizing.llama_70b.min_gpus          # 2
+    replicas_per_node = data.aiplatform_inference_sizing.llama_70b.replicas_per_node # 4
+    concurrency       = data.aiplatform_inference_sizing.llama_70b.max_concurrency_per_replica
+  }
+}
+
+output "deepseek_v3" {
+  value = {
+    tensor_parallel   = data.aiplatform_inference_sizing.deepseek_v3.tensor_parallel   # 16
+    nodes_per_replica = data.aiplatform_inference_sizing.deepseek_v3.nodes_per_replica # 2
+    needs_lws         = data.aiplatform_inference_sizing.deepseek_v3.needs_lws         # true
+  }
+}

@@ -55,7 +55,9 @@ const kueueVisibilityPort = 8082
 
 func prepareKueuePod(lp *localPod) error {
 	c := lp.container
-	if tag := c.Image[strings.LastIndexAny(c.Image, ":@")+1:]; tag != KueueVersion {
+	// v0.17.0 or the chart's staging tag release-0.17 match v0.17.0.
+	minor := strings.Join(strings.SplitN(strings.TrimPrefix(KueueVersion, "v"), ".", 3)[:2], ".")
+	if tag := c.Image[strings.LastIndexAny(c.Image, ":@")+1:]; !strings.Contains(tag, minor) {
 		lp.logf("image tag %s, but testenv runs the Kueue manager %s", tag, KueueVersion)
 	}
 	args := slices.Clone(c.Args)

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
@@ -102,16 +101,18 @@ func TestAccInstallExamples(t *testing.T) {
 }
 
 // examples/platform: Kueue and the queues that need its CRDs in one apply,
-// an empty plan after it, destroy in reverse.
+// created through the chart's webhooks and judged by the real Kueue (the
+// pod runner runs the chart's manager): the ClusterQueues turn Active. An
+// empty plan after it, destroy in reverse.
 func TestAccPlatformExample(t *testing.T) {
 	env := acctest.Env(t)
-	restore := neutralizeKueueWebhooks(t, env)
-	defer restore()
 	vars := config.Variables{
 		"kubeconfig":       config.StringVariable(env.Kubeconfig),
 		"kueue_chart_path": config.StringVariable(kueueChart(t)),
 	}
 	research := object("kueue.x-k8s.io", "v1beta2", "clusterqueues", "", "research")
+	serving := object("kueue.x-k8s.io", "v1beta2", "clusterqueues", "", "serving")
+	researchLQ := object("kueue.x-k8s.io", "v1beta2", "localqueues", "default", "research")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
@@ -121,7 +122,9 @@ func TestAccPlatformExample(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					kueueDeployment.Equal(env, 1, "status", "readyReplicas"),
 					research.Equal(env, "ai", "spec", "cohortName"),
-					func(*terraform.State) error { restore(); return nil },
+					conditionTrue(env, research, "Active"),
+					conditionTrue(env, serving, "Active"),
+					conditionTrue(env, researchLQ, "Active"),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
@@ -20,11 +20,12 @@ import (
 
 // One cluster for the package, with no Kueue and no Volcano: the tests
 // install them. Two CPU nodes (kwok) run the charts' pods, so the readiness
-// waits complete. There are no webhook servers (see PART B in
-// internal/install's doc): Kueue objects are created only after the test
-// removed the chart's webhook configurations.
+// waits complete. The pod runner runs the Kueue chart's controller pod as the
+// real Kueue manager, whose webhooks (the chart's, failurePolicy Fail) the API
+// server reaches through testenv's egress proxy: Kueue objects are judged by
+// Kueue itself.
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Options{Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
+	testenv.Main(m, testenv.Options{PodRunner: true, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
 }
 
 // kueueChart is charts/kueue of sigs.k8s.io/kueue v0.17.0 in the module cache.
@@ -81,88 +82,29 @@ resource "aiplatform_volcano" "this" {
 `, volcanoChart(t), extra)
 }
 
-// neutralizeKueueWebhooks stands in for a running Kueue manager: without
-// one the chart's webhooks (failurePolicy Fail, a Service with no endpoints)
-// refuse every Kueue object. Until restore is called it sets every Kueue
-// webhook's failurePolicy to Ignore as soon as the configurations appear
-// (deleting them instead would hold up the install's readiness wait);
-// restore puts the chart's policies back, so that no drift remains.
-func neutralizeKueueWebhooks(t *testing.T, env *testenv.Env) (restore func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	ignore := admissionregistrationv1.Ignore
-	var mu sync.Mutex
-	original := map[string]admissionregistrationv1.FailurePolicyType{} // kind/webhook → chart's policy
-	ar := env.Client.AdmissionregistrationV1()
-	const mutating, validating = "kueue-mutating-webhook-configuration", "kueue-validating-webhook-configuration"
-	neutralize := func(kind string, policies []*admissionregistrationv1.FailurePolicyType, names []string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		changed := false
-		for i, p := range policies {
-			if *p != ignore {
-				original[kind+"/"+names[i]] = *p
-				*p, changed = ignore, true
-			}
-		}
-		return changed
-	}
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			if m, err := ar.MutatingWebhookConfigurations().Get(ctx, mutating, metav1.GetOptions{}); err == nil {
-				var ps []*admissionregistrationv1.FailurePolicyType
-				var names []string
-				for i := range m.Webhooks {
-					ps, names = append(ps, m.Webhooks[i].FailurePolicy), append(names, m.Webhooks[i].Name)
-				}
-				if neutralize("m", ps, names) {
-					_, _ = ar.MutatingWebhookConfigurations().Update(ctx, m, metav1.UpdateOptions{FieldManager: "test"})
-				}
-			}
-			if v, err := ar.ValidatingWebhookConfigurations().Get(ctx, validating, metav1.GetOptions{}); err == nil {
-				var ps []*admissionregistrationv1.FailurePolicyType
-				var names []string
-				for i := range v.Webhooks {
-					ps, names = append(ps, v.Webhooks[i].FailurePolicy), append(names, v.Webhooks[i].Name)
-				}
-				if neutralize("v", ps, names) {
-					_, _ = ar.ValidatingWebhookConfigurations().Update(ctx, v, metav1.UpdateOptions{FieldManager: "test"})
-				}
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			<-done
-			bg := context.Background()
-			if m, err := ar.MutatingWebhookConfigurations().Get(bg, mutating, metav1.GetOptions{}); err == nil {
-				for i := range m.Webhooks {
-					if p, ok := original["m/"+m.Webhooks[i].Name]; ok {
-						m.Webhooks[i].FailurePolicy = &p
+// conditionTrue waits until the object's status condition is True: Kueue
+// sets it asynchronously after the apply. The wait is a bound for a broken
+// cluster (Kueue not running), not a timing assertion.
+func conditionTrue(env *testenv.Env, o acctest.Object, condition string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		deadline := time.Now().Add(2 * time.Minute)
+		last := "not found"
+		for {
+			obj, err := o.Get(env)
+			if err == nil {
+				conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+				last = fmt.Sprint(conditions)
+				for _, c := range conditions {
+					if c, _ := c.(map[string]any); c["type"] == condition && c["status"] == "True" {
+						return nil
 					}
 				}
-				if _, err := ar.MutatingWebhookConfigurations().Update(bg, m, metav1.UpdateOptions{FieldManager: "test"}); err != nil {
-					t.Errorf("restoring Kueue's webhooks: %v", err)
-				}
 			}
-			if v, err := ar.ValidatingWebhookConfigurations().Get(bg, validating, metav1.GetOptions{}); err == nil {
-				for i := range v.Webhooks {
-					if p, ok := original["v/"+v.Webhooks[i].Name]; ok {
-						v.Webhooks[i].FailurePolicy = &p
-					}
-				}
-				if _, err := ar.ValidatingWebhookConfigurations().Update(bg, v, metav1.UpdateOptions{FieldManager: "test"}); err != nil {
-					t.Errorf("restoring Kueue's webhooks: %v", err)
-				}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s %s: condition %s not True (conditions: %s)", o.GVR.Resource, o.Name, condition, last)
 			}
-		})
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
 }
 

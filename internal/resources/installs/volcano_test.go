@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 )
@@ -156,12 +155,11 @@ func TestAccConflictVolcanoFirst(t *testing.T) {
 
 // One apply without Kueue installed: the install and the queues that need
 // its CRDs. (CRDs an earlier test kept are adopted by the install; run alone
-// the test starts from a cluster without them.) (Kueue's webhooks are set to failurePolicy Ignore while it
-// runs: the test cluster cannot run the manager that serves them — PART B.)
+// the test starts from a cluster without them.) The queues go through the
+// chart's webhooks to the real Kueue manager, which makes the ClusterQueue
+// Active.
 func TestAccKueueAndQueuesInOneApply(t *testing.T) {
 	env := acctest.Env(t)
-	restore := neutralizeKueueWebhooks(t, env)
-	defer restore()
 	cq := object("kueue.x-k8s.io", "v1beta2", "clusterqueues", "", "team-a")
 	config := acctest.Provider(env) + kueueBlock(t, "") + `
 resource "aiplatform_resource_flavor" "cpu" {
@@ -194,7 +192,7 @@ resource "aiplatform_local_queue" "team_a" {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					kueueDeployment.Equal(env, 1, "status", "readyReplicas"),
 					cq.Equal(env, "8", "spec", "resourceGroups", "0", "flavors", "0", "resources", "0", "nominalQuota"),
-					func(*terraform.State) error { restore(); return nil }, // the chart's webhooks as installed
+					conditionTrue(env, cq, "Active"),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},

@@ -63,7 +63,7 @@ func (c Component) coldBuild() string {
 	case Kueue:
 		return "~10 min"
 	case KubeRay, LWS:
-		return "~2-4 min"
+		return "~2-6 min"
 	}
 	return "a few minutes"
 }

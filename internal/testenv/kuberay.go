@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -51,7 +52,7 @@ func (k *kubeRayLocal) args(kubeconfig string) []string {
 		"--kubeconfig=" + kubeconfig,
 		// Loopback only, on a free port; the default :8082 listens on every
 		// interface.
-		"--health-probe-bind-address=" + k.healthURL[len("http://"):],
+		"--health-probe-bind-address=" + strings.TrimPrefix(k.healthURL, "http://"),
 		"--metrics-addr=0", // no metrics server (default :8080)
 		// One operator, nothing to elect.
 		"--enable-leader-election=false",

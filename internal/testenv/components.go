@@ -78,6 +78,9 @@ func (e *Env) apiServerArgs() []string {
 		// up to --request-timeout (60 s) before exiting.
 		"--shutdown-send-retry-after=true",
 	}
+	if e.opts.Egress {
+		args = append(args, "--egress-selector-config-file="+e.egressConfigPath())
+	}
 	return append(args, e.opts.APIServerArgs...)
 }
 
@@ -106,6 +109,9 @@ func (e *Env) startScheduling(ctx context.Context) error {
 		"--controllers=" + strings.Join(controllers, ","),
 		"--service-account-private-key-file=" + e.pki.saKey,
 		"--root-ca-file=" + e.pki.caCert,
+		// Nodes are NotReady when their lease is older than this; it must
+		// outlast kwok's lease (renewed at a quarter of its duration).
+		fmt.Sprintf("--node-monitor-grace-period=%s", e.nodeLease()+10*time.Second),
 	}, common...))
 	if err != nil {
 		return err
@@ -117,7 +123,7 @@ func (e *Env) startScheduling(ctx context.Context) error {
 		return err
 	}
 
-	kwokConfig, err := writeKwokConfig(ctx, e.Dir)
+	kwokConfig, err := writeKwokConfig(ctx, e.Dir, e.runnerImagePattern())
 	if err != nil {
 		return err
 	}
@@ -126,7 +132,7 @@ func (e *Env) startScheduling(ctx context.Context) error {
 		"--config=" + kwokConfig,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + NodeAnnotation + "=fake",
-		"--node-lease-duration-seconds=40", // without it kwok keeps no node leases and nodes go NotReady
+		fmt.Sprintf("--node-lease-duration-seconds=%d", int(e.nodeLease().Seconds())), // without it kwok keeps no node leases and nodes go NotReady
 		"--node-ip=127.0.0.1",
 		"--cidr=10.244.0.0/16", // pod IPs: never routed, only reported in pod status
 	})
@@ -246,6 +252,14 @@ spec:
       phase: Failed
 `
 
+// nodeLease is Options.NodeLease or its default.
+func (e *Env) nodeLease() time.Duration {
+	if e.opts.NodeLease > 0 {
+		return e.opts.NodeLease
+	}
+	return 40 * time.Second
+}
+
 // kwokStages are the kwok Stage files (under kustomize/stage/ in the kwok
 // module) that make nodes Ready and keep them so, and pods Running, Succeeded
 // (Job pods) and deleted.
@@ -260,8 +274,10 @@ var kwokStages = []string{
 // writeKwokConfig writes <dir>/kwok.yaml: the stages read from the kwok module
 // in the module cache (kwok refuses to start without any), pod-complete given
 // a delay taken from PodCompleteDelayAnnotation and leaving pods with
-// PodFailAnnotation to the pod-fail stage, which has the same delay.
-func writeKwokConfig(ctx context.Context, dir string) (string, error) {
+// PodFailAnnotation to the pod-fail stage, which has the same delay. Pods
+// with a container image matching runnerImages (a regular expression, ""
+// for none) are left to the pod runner by pod-ready.
+func writeKwokConfig(ctx context.Context, dir, runnerImages string) (string, error) {
 	mod, err := ModuleDir(ctx, "sigs.k8s.io/kwok", KwokVersion)
 	if err != nil {
 		return "", err
@@ -271,6 +287,11 @@ func writeKwokConfig(ctx context.Context, dir string) (string, error) {
 		data, err := os.ReadFile(filepath.Join(mod, "kustomize", "stage", filepath.FromSlash(name)))
 		if err != nil {
 			return "", fmt.Errorf("testenv: kwok stage: %w", err)
+		}
+		if filepath.Base(name) == "pod-ready.yaml" && runnerImages != "" {
+			if data, err = withoutImages(data, runnerImages); err != nil {
+				return "", err
+			}
 		}
 		if filepath.Base(name) == "pod-complete.yaml" {
 			if data, err = withDelayFromAnnotation(data, PodCompleteDelayAnnotation, PodFailAnnotation); err != nil {

@@ -58,6 +58,22 @@ type Options struct {
 	// DefaultKueueFrameworks. Only these frameworks' webhooks are registered.
 	KueueFrameworks []string
 
+	// RunKubeRay runs the KubeRay operator (KubeRayVersion) as a local
+	// process once the cluster is up, so that RayClusters, RayJobs and
+	// RayServices get their pods (see StartKubeRay). Implies Scheduling and
+	// KubeRay's CRDs (KubeRayCRDDir), which are in place before the Kueue
+	// manager starts (its ray.io integrations need them). With
+	// TESTENV_KUBECONFIG nothing is started: Start checks that the external
+	// cluster serves RayClusters.
+	RunKubeRay bool
+
+	// RunLWS runs the LeaderWorkerSet controller (LWSVersion) as a local
+	// process, its webhooks registered by URL on loopback (see StartLWS).
+	// Implies Scheduling and the LWS CRD (LWSCRDDir). With TESTENV_KUBECONFIG
+	// nothing is started: Start waits until the external cluster's LWS
+	// webhooks answer.
+	RunLWS bool
+
 	// Controllers overrides kube-controller-manager's --controllers
 	// (default DefaultControllers).
 	Controllers []string
@@ -66,10 +82,28 @@ type Options struct {
 	// --egress-selector-config-file.
 	APIServerArgs []string
 
+	// Egress gives the API server a cluster network (egress.go): its calls to
+	// Services (webhooks, aggregated APIs) go through testenv's egress proxy
+	// to the local processes of the pod runner.
+	Egress bool
+
+	// PodRunner runs the real controller of pods whose image testenv knows
+	// (podrunner.go; Kueue's chart's manager) as local processes, with the
+	// pod's own configuration and Secrets, and makes the pod Ready when the
+	// process is. Implies Egress, Scheduling and Kueue (its binary).
+	PodRunner bool
+
 	// Detach starts the processes in their own session, without a parent-death
 	// signal, so they outlive this process (`testenv up`), and keeps
 	// <Dir>/pids up to date. Requires Dir.
 	Detach bool
+
+	// NodeLease is how long kwok's node leases last (kwok renews each at a
+	// quarter of it); default 40s. Scale runs with thousands of nodes raise it
+	// (the bench uses 10 minutes): at 40s, 5,000 nodes cost 500 lease writes a
+	// second, more than one core of an idle 2-core machine.
+	// kube-controller-manager's node-monitor grace period follows it.
+	NodeLease time.Duration
 
 	// Log receives progress messages; default os.Stderr.
 	Log io.Writer
@@ -123,6 +157,10 @@ type Env struct {
 	pki       *pki
 	ports     ports
 	kueue     *kueueLocal // with RunKueue
+	net       localNet    // with Egress, PodRunner (egress.go, podrunner.go)
+
+	kuberay *kubeRayLocal // with RunKubeRay
+	lws     *lwsLocal     // with RunLWS
 
 	stopStorage context.CancelFunc // the storage provisioner (storage.go)
 
@@ -156,6 +194,9 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if path := os.Getenv("TESTENV_KUBECONFIG"); path != "" {
 		return startExternal(ctx, path, opts)
 	}
+	if opts.PodRunner {
+		opts.Egress, opts.Scheduling, opts.Kueue = true, true, true
+	}
 	if opts.RunKueue {
 		opts.Kueue, opts.Scheduling = true, true
 		crds, err := KueueCRDDir(ctx)
@@ -167,6 +208,10 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		}
 	}
 
+	if opts, err = withOperators(ctx, opts); err != nil {
+		return nil, err
+	}
+
 	components := []Component{Etcd, APIServer}
 	if opts.Scheduling {
 		components = append(components, ControllerManager, Scheduler, Kwok)
@@ -174,6 +219,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.Kueue {
 		components = append(components, Kueue)
 	}
+	components = append(components, opts.operators()...)
 	bins, err := EnsureBinaries(ctx, opts.Log, components...)
 	if err != nil {
 		return nil, err
@@ -246,6 +292,9 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 	if err := e.startEtcd(ctx); err != nil {
 		return nil, err
 	}
+	if err := e.startEgress(); err != nil {
+		return nil, err
+	}
 	if err := e.StartAPIServer(ctx); err != nil {
 		return nil, err
 	}
@@ -256,8 +305,14 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 		if err := e.startStorage(ctx); err != nil {
 			return nil, err
 		}
+		if err := e.startPodRunner(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.setup(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.startOperators(ctx); err != nil {
 		return nil, err
 	}
 	if opts.RunKueue {
@@ -341,6 +396,9 @@ func startExternal(ctx context.Context, path string, opts Options) (_ *Env, err 
 		}
 		e.logf("the external cluster's Kueue answers")
 	}
+	if err := e.checkExternalOperators(ctx); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -372,6 +430,7 @@ func (e *Env) Stop() error {
 	if e.stopStorage != nil {
 		e.stopStorage()
 	}
+	e.stopNet()
 	for i := len(e.procs) - 1; i >= 0; i-- {
 		e.procs[i].stop()
 	}
@@ -565,7 +624,7 @@ func writeKubeconfig(path, host string, ca []byte, token string) error {
 
 // stateFiles are the entries Start writes in Options.Dir; cleanDir removes
 // them (and nothing else) before a new cluster starts there.
-var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", "volumes", PIDFile}
+var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", "lws", "volumes", PIDFile}
 
 func cleanDir(dir string) error {
 	for _, name := range stateFiles {

@@ -1,7 +1,7 @@
 // Command testenv starts and stops a local cluster for the demo and for manual
 // testing (`make cluster-up`, `make cluster-down`):
 //
-//	testenv up [--nodes 3] [--gpus 8] [--product NVIDIA-H100-80GB-HBM3] [--kueue-crds | --kueue]
+//	testenv up [--nodes 3] [--gpus 8] [--product NVIDIA-H100-80GB-HBM3] [--kueue-crds | --kueue] [--kuberay] [--lws] [--pod-runner]
 //	testenv down
 //	testenv queues
 //
@@ -54,6 +54,9 @@ func main() {
 	name := flags.String("name", "gpu", "node name prefix (nodes are <name>-0, <name>-1, …)")
 	kueueCRDs := flags.Bool("kueue-crds", false, "install Kueue's CRDs ("+testenv.KueueVersion+")")
 	kueue := flags.Bool("kueue", false, "also run the Kueue manager ("+testenv.KueueVersion+"), which admits Jobs; implies --kueue-crds")
+	kuberay := flags.Bool("kuberay", false, "also run the KubeRay operator ("+testenv.KubeRayVersion+"), with its CRDs: RayClusters get pods")
+	lws := flags.Bool("lws", false, "also run the LeaderWorkerSet controller ("+testenv.LWSVersion+"), with its CRD and webhooks")
+	podRunner := flags.Bool("pod-runner", false, "run the controllers of installed charts (Kueue's) for real, their webhooks reached through an egress proxy")
 	flags.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		flags.PrintDefaults()
@@ -70,14 +73,20 @@ func main() {
 	case "up":
 		_ = flags.Parse(os.Args[2:])
 		pool := testenv.NodePool{Name: *name, Count: *nodes, GPUs: *gpus, Product: *product, GPUMemory: *gpuMemory}
-		err = up(ctx, pool, *kueueCRDs || *kueue, *kueue)
+		err = up(ctx, pool, *kueueCRDs || *kueue, *kueue, *kuberay, *lws, *podRunner)
 	case "down":
 		err = down()
+	case "agent": // started by `up --pod-runner`: the egress proxy and pod runner
+		if len(os.Args) != 3 {
+			flags.Usage()
+			os.Exit(2)
+		}
+		err = testenv.RunAgent(ctx, os.Args[2], os.Stderr)
 	case "build":
 		// Builds (or finds cached) every binary the tests and the demo use,
 		// with progress on stderr, before go test buffers package output.
 		var bins testenv.Binaries
-		bins, err = testenv.EnsureBinaries(ctx, os.Stderr, testenv.Etcd, testenv.APIServer, testenv.ControllerManager, testenv.Scheduler, testenv.Kwok, testenv.Kueue)
+		bins, err = testenv.EnsureBinaries(ctx, os.Stderr, testenv.Etcd, testenv.APIServer, testenv.ControllerManager, testenv.Scheduler, testenv.Kwok, testenv.Kueue, testenv.KubeRay, testenv.LWS)
 		if err == nil {
 			fmt.Fprintf(os.Stderr, "testenv: %d binaries ready\n", len(bins))
 		}
@@ -109,7 +118,7 @@ func dir() (string, error) {
 	return filepath.Join(repo, ".testenv"), nil
 }
 
-func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue bool) error {
+func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue, kuberay, lws, podRunner bool) error {
 	d, err := dir()
 	if err != nil {
 		return err
@@ -121,8 +130,14 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue bool) error
 	}
 	if len(procs) > 0 {
 		if running(ctx, procs, kubeconfig) {
-			if kueue && !slices.ContainsFunc(procs, func(p testenv.Process) bool { return p.Name == string(testenv.Kueue) }) {
-				return fmt.Errorf("the cluster running in %s has no Kueue manager: run `testenv down` first", d)
+			for _, want := range []struct {
+				on   bool
+				c    testenv.Component
+				what string
+			}{{kueue, testenv.Kueue, "Kueue manager"}, {kuberay, testenv.KubeRay, "KubeRay operator"}, {lws, testenv.LWS, "LWS controller"}, {podRunner, testenv.Agent, "pod runner"}} {
+				if want.on && !slices.ContainsFunc(procs, func(p testenv.Process) bool { return p.Name == string(want.c) }) {
+					return fmt.Errorf("the cluster running in %s has no %s: run `testenv down` first", d, want.what)
+				}
 			}
 			fmt.Printf("testenv: already running in %s\n", d)
 			if kueueCRDs {
@@ -138,7 +153,7 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue bool) error
 		testenv.StopProcesses(procs)
 	}
 
-	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true, RunKueue: kueue}
+	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true, RunKueue: kueue, RunKubeRay: kuberay, RunLWS: lws, PodRunner: podRunner}
 	if pool.Count > 0 {
 		opts.Nodes = []testenv.NodePool{pool}
 	}

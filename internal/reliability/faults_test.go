@@ -22,11 +22,15 @@ func kueueCRDs() []string {
 	if os.Getenv("TF_ACC") == "" {
 		return nil
 	}
-	dir, err := testenv.KueueCRDDir(context.Background())
-	if err != nil {
-		panic(err)
+	var dirs []string
+	for _, crds := range []func(context.Context) (string, error){testenv.KueueCRDDir, testenv.KubeRayCRDDir, testenv.LWSCRDDir} {
+		dir, err := crds(context.Background())
+		if err != nil {
+			panic(err)
+		}
+		dirs = append(dirs, dir)
 	}
-	return []string{dir}
+	return dirs
 }
 
 var priorityClasses = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloadpriorityclasses"}

@@ -6,9 +6,9 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
-// One cluster for the package: Kueue's CRDs (no manager: the API server is
-// stopped and restarted here), the stand-in Volcano chart's CRDs, and two
-// small GPU pools.
+// One cluster for the package: Kueue's, KubeRay's and LWS's CRDs (no
+// controllers: the API server is stopped and restarted here), the stand-in
+// Volcano chart's CRDs, and two small GPU pools.
 func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{
 		CRDDirs: append(kueueCRDs(), "../../testdata/charts/volcano/crds"),

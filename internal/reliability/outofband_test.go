@@ -93,6 +93,35 @@ var drifts = map[string]drift{
 		edit:    func(o map[string]any) { spec(o)["parentName"] = "elsewhere" },
 		want:    []string{"spec", "parentName", "root"},
 	},
+	// No KubeRay operator or LWS controller runs here: these check the
+	// provider's side (the object as written), not the operators' reaction.
+	"aiplatform_ray_cluster": {
+		config: `resource "aiplatform_ray_cluster" "x" {
+  name           = "oob-ray"
+  namespace      = "default"
+  ray_version    = "2.46.0"
+  wait_for_ready = false
+  head           = { cpu = "1", memory = "2Gi" }
+  worker_groups  = [{ name = "gpu", replicas = 1, max_replicas = 4, gpus = 4, node_selector = { "nvidia.com/gpu.product" = "NVIDIA-A100-SXM4-80GB" } }]
+}`,
+		address: "aiplatform_ray_cluster.x",
+		object:  acctest.Object{GVR: schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}, Namespace: "default", Name: "oob-ray"},
+		edit:    func(o map[string]any) { spec(o)["workerGroupSpecs"].([]any)[0].(map[string]any)["replicas"] = int64(3) },
+		want:    []string{"spec", "workerGroupSpecs", "0", "replicas", "1"},
+	},
+	"aiplatform_lws_group": {
+		config: `resource "aiplatform_lws_group" "x" {
+  name      = "oob-lws"
+  namespace = "default"
+  replicas  = 2
+  size      = 2
+  worker    = { image = "vllm/vllm-openai:v0.9.0", gpus = 8, node_selector = { "nvidia.com/gpu.product" = "NVIDIA-H100-80GB-HBM3" } }
+}`,
+		address: "aiplatform_lws_group.x",
+		object:  acctest.Object{GVR: schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}, Namespace: "default", Name: "oob-lws"},
+		edit:    func(o map[string]any) { spec(o)["replicas"] = int64(5) },
+		want:    []string{"spec", "replicas", "2"},
+	},
 	"aiplatform_model_cache": {
 		config: `resource "aiplatform_model_cache" "x" {
   name      = "oob-cache"
@@ -174,7 +203,9 @@ var coveredElsewhere = map[string]string{
 	"aiplatform_kueue": "internal/resources/installs TestAccKueue: deployment scaled and manager config edited by hand, drift planned, repaired, empty plan",
 	// The Volcano release's drift is computed by the same code as Kueue's
 	// (internal/install); no hand edit of the stand-in chart is tested yet.
-	"aiplatform_volcano": "internal/install drift, exercised through aiplatform_kueue (TestAccKueue)",
+	"aiplatform_volcano":          "internal/install drift, exercised through aiplatform_kueue (TestAccKueue)",
+	"aiplatform_kuberay_operator": "internal/resources/installs TestAccKubeRayOperator: operator Deployment scaled by hand, drift planned, repaired",
+	"aiplatform_lws_controller":   "internal/resources/installs TestAccLWSController: controller Deployment scaled by hand, drift planned, repaired",
 }
 
 // Every resource type, edited by hand and then deleted by hand: each time the

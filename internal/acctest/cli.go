@@ -105,8 +105,15 @@ func NewWorkspace(t *testing.T, env *testenv.Env, src string) *Workspace {
 // Run runs terraform with the workspace's variables; the error carries the
 // output. An exit code other than 0 is an *exec.ExitError.
 func (w *Workspace) Run(args ...string) (string, error) {
-	full := append([]string{"-chdir=" + w.dir}, args...)
+	// Options go right after the command, before its positional arguments
+	// (terraform import ADDR ID takes none after them).
+	full := []string{"-chdir=" + w.dir}
+	if len(args) > 0 {
+		full = append(full, args[0])
+		args = args[1:]
+	}
 	full = append(full, "-input=false", "-no-color", "-var", "kubeconfig="+w.kubeconfig)
+	full = append(full, args...)
 	cmd := exec.Command(w.terraform, full...)
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.cliConfig, "TF_IN_AUTOMATION=1")
 	cmd.Env = append(cmd.Env, w.Env...)

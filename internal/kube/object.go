@@ -164,6 +164,17 @@ func (c *Client) ServedVersion(k Kind) string { return c.version(k).Version }
 // field manager and returns the live object at k's version. Fields this
 // manager set before and obj no longer has are removed.
 func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	return c.ApplyForce(ctx, k, obj, c.forceConflicts)
+}
+
+// ForceConflicts reports the provider's force_conflicts setting.
+func (c *Client) ForceConflicts() bool { return c.forceConflicts }
+
+// ApplyForce is Apply taking fields from other managers when force is set,
+// whatever the provider's force_conflicts says: for objects whose other
+// writer only ever updates (never applies) fields the provider copies from
+// the live object first, such as KubeRay's autoscaler and worker replicas.
+func (c *Client) ApplyForce(ctx context.Context, k Kind, obj *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
 	ref := Ref{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	kv := c.version(k)
 	for {
@@ -176,7 +187,7 @@ func (c *Client) Apply(ctx context.Context, k Kind, obj *unstructured.Unstructur
 			send = obj.DeepCopy()
 			convert(k, kv, send, true)
 		}
-		live, err := ri.Apply(ctx, ref.Name, send, metav1.ApplyOptions{FieldManager: FieldManager, Force: c.forceConflicts})
+		live, err := ri.Apply(ctx, ref.Name, send, metav1.ApplyOptions{FieldManager: FieldManager, Force: force})
 		if isResourceNotServed(err) {
 			if next, ok := c.fallback(ctx, k, kv); ok {
 				kv = next

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
@@ -94,6 +95,11 @@ type Spec[T any] struct {
 	// applied object has been read back into m: it may wait for the
 	// object's controller (readiness) and refresh m's computed attributes.
 	AfterApply func(ctx context.Context, c *kube.Client, m *T) diag.Diagnostics
+	// BeforeApply, when set, may adjust the fields about to be applied from
+	// the live object (nil when it does not exist yet) — values another
+	// controller owns and the configuration leaves to it — and may ask for a
+	// forced apply, for fields that controller only ever updates.
+	BeforeApply func(ctx context.Context, m *T, live map[string]any, fields map[string]any) (force bool)
 }
 
 // Resource is the generic Terraform resource for one Kubernetes object.
@@ -115,8 +121,22 @@ var (
 )
 
 func (r *Resource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if r.spec.ModifyPlan == nil || req.Plan.Raw.IsNull() {
-		return // nothing to compute, or a destroy
+	if req.Plan.Raw.IsNull() {
+		return // a destroy
+	}
+	defer func() {
+		// The framework marks computed attributes unknown as soon as the
+		// proposed plan differs from state, before plan modifiers run; when
+		// they then bring every configured value back to state (a default
+		// kept from state, e.g. an autoscaled group's replicas after import),
+		// nothing changes and the computed values stay as refreshed.
+		if !resp.Diagnostics.HasError() && !req.State.Raw.IsNull() && req.Config.Raw.IsFullyKnown() &&
+			sameExceptUnknown(resp.Plan.Raw, req.State.Raw) {
+			resp.Plan.Raw = req.State.Raw
+		}
+	}()
+	if r.spec.ModifyPlan == nil {
+		return // nothing to compute
 	}
 	var m T
 	// A plan with values unknown until apply (whole lists from other
@@ -129,6 +149,45 @@ func (r *Resource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 		return
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+}
+
+// sameExceptUnknown reports whether plan equals state wherever plan is known.
+func sameExceptUnknown(plan, state tftypes.Value) bool {
+	if !plan.IsKnown() {
+		return true
+	}
+	if !plan.Type().Equal(state.Type()) || plan.IsNull() != state.IsNull() || !state.IsKnown() {
+		return false
+	}
+	if plan.IsNull() || plan.IsFullyKnown() {
+		return plan.Equal(state)
+	}
+	switch plan.Type().(type) {
+	case tftypes.List, tftypes.Tuple:
+		var p, s []tftypes.Value
+		if plan.As(&p) != nil || state.As(&s) != nil || len(p) != len(s) {
+			return false
+		}
+		for i := range p {
+			if !sameExceptUnknown(p[i], s[i]) {
+				return false
+			}
+		}
+		return true
+	case tftypes.Map, tftypes.Object:
+		var p, s map[string]tftypes.Value
+		if plan.As(&p) != nil || state.As(&s) != nil || len(p) != len(s) {
+			return false
+		}
+		for k, v := range p {
+			sv, ok := s[k]
+			if !ok || !sameExceptUnknown(v, sv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false // sets: elements with unknowns cannot be matched up
 }
 
 func (r *Resource[T, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -251,7 +310,21 @@ func (r *Resource[T, P]) apply(ctx context.Context, m *T) diag.Diagnostics {
 		return diags
 	}
 	ref := P(m).ObjectRef()
-	live, err := r.client.Apply(ctx, r.spec.Kind, kube.NewObject(r.spec.Kind, ref, r.spec.Fields(m)))
+	fields := r.spec.Fields(m)
+	force := r.client.ForceConflicts()
+	if r.spec.BeforeApply != nil {
+		current, found, err := r.client.Get(ctx, r.spec.Kind, ref)
+		if err != nil {
+			diags.AddError(fmt.Sprintf("Reading %s %s failed", r.spec.Kind.Kind, ref), err.Error())
+			return diags
+		}
+		var obj map[string]any
+		if found {
+			obj = current.Object
+		}
+		force = r.spec.BeforeApply(ctx, m, obj, fields) || force
+	}
+	live, err := r.client.ApplyForce(ctx, r.spec.Kind, kube.NewObject(r.spec.Kind, ref, fields), force)
 	if err != nil {
 		diags.AddError(fmt.Sprintf("Applying %s %s failed", r.spec.Kind.Kind, ref), err.Error())
 		return diags

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -128,13 +129,84 @@ func NewRayCluster() resource.Resource {
 			"(default) create and update wait until KubeRay reports the cluster `ready`, logging progress; a suspended or " +
 			"queued cluster is not waited for. Only the fields written here are compared with the live object: what KubeRay " +
 			"and Kueue add (default ports, admission's node selectors and tolerations) never shows as a diff.",
-		Attributes: rayClusterAttributes(),
-		Fields:     rayClusterFields,
-		Read:       readRayCluster,
-		Validate:   validateRayCluster,
-		ModifyPlan: planRayCluster,
-		AfterApply: waitRayCluster,
+		Attributes:  rayClusterAttributes(),
+		Fields:      rayClusterFields,
+		Read:        readRayCluster,
+		Validate:    validateRayCluster,
+		ModifyPlan:  planRayCluster,
+		AfterApply:  waitRayCluster,
+		BeforeApply: keepAutoscalerReplicas,
 	})
+}
+
+// keepAutoscalerReplicas: with autoscaling on, KubeRay's autoscaler scales
+// each worker group by updating its replicas (and scaleStrategy, the workers
+// it removes). workerGroupSpecs is an atomic list in KubeRay's CRD, so that
+// update makes the autoscaler own the whole list: the next apply would
+// either conflict on it or, forced, put the configured count back. So the
+// live replicas and scaleStrategy of every existing group are written back
+// unchanged, and the apply takes the list back by force — the autoscaler
+// never applies, so it loses nothing and keeps scaling. Configured replicas
+// are only the initial count of a new group.
+func keepAutoscalerReplicas(_ context.Context, m *rayClusterModel, live, fields map[string]any) bool {
+	if live == nil || m.Autoscaling == nil || !m.Autoscaling.Enabled.ValueBool() {
+		return false
+	}
+	current := map[string]map[string]any{}
+	for _, g := range object.Items(live, "spec", "workerGroupSpecs") {
+		if name, ok := g["groupName"].(string); ok {
+			current[name] = g
+		}
+	}
+	spec, _ := fields["spec"].(map[string]any)
+	groups, _ := spec["workerGroupSpecs"].([]any)
+	for _, g := range groups {
+		wg, ok := g.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := wg["groupName"].(string)
+		if l, ok := current[name]; ok {
+			for _, k := range []string{"replicas", "scaleStrategy"} {
+				if v, ok := l[k]; ok {
+					wg[k] = v
+				}
+			}
+		}
+	}
+	return true
+}
+
+// autoscalerReplicas keeps an existing worker group's unconfigured replicas
+// as they are in state while autoscaling is on: after an import, which reads
+// the autoscaler's current count, the default does not plan a change.
+type autoscalerReplicas struct{}
+
+func (autoscalerReplicas) Description(context.Context) string {
+	return "With autoscaling on, an existing group's unconfigured replicas keep their value from state."
+}
+
+func (m autoscalerReplicas) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+func (autoscalerReplicas) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if !req.ConfigValue.IsNull() || req.State.Raw.IsNull() || req.StateValue.IsNull() || req.StateValue.IsUnknown() {
+		// Configured (a plan must keep a configured value), a new cluster or
+		// a new group: the configured count is the initial one.
+		return
+	}
+	var enabled types.Bool
+	if d := req.Plan.GetAttribute(ctx, tfpath.Root("autoscaling").AtName("enabled"), &enabled); d.HasError() || !enabled.ValueBool() {
+		return
+	}
+	group := req.Path.ParentPath().AtName("name")
+	var planned, prior types.String
+	if req.Plan.GetAttribute(ctx, group, &planned).HasError() || req.State.GetAttribute(ctx, group, &prior).HasError() ||
+		planned.IsUnknown() || planned.ValueString() != prior.ValueString() {
+		return // not the same group at this index
+	}
+	resp.PlanValue = req.StateValue
 }
 
 func rayMapAttr(desc string) schema.MapAttribute {
@@ -175,8 +247,9 @@ func rayClusterAttributes() map[string]schema.Attribute {
 				"name": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the group (`groupName`), unique in the cluster.",
 					Validators: []validator.String{validators.DNSLabel()}},
 				"replicas": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
-					MarkdownDescription: "Workers in the group. Default `1`. With autoscaling this is the initial count and the autoscaler's changes are not shown as drift.",
-					Validators:          []validator.Int64{int64validator.AtLeast(0)}},
+					MarkdownDescription: "Workers in the group. Default `1`. With autoscaling this is the initial count of a new group: the autoscaler's changes are not shown as drift, and applies (also of a changed `replicas`) keep the count and workers to delete that the autoscaler set.",
+					Validators:          []validator.Int64{int64validator.AtLeast(0)},
+					PlanModifiers:       []planmodifier.Int64{autoscalerReplicas{}}},
 				"min_replicas": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
 					MarkdownDescription: "Fewest workers the autoscaler keeps. Default `0`.",
 					Validators:          []validator.Int64{int64validator.AtLeast(0)}},
@@ -822,13 +895,16 @@ func waitRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 func rayProgress(live map[string]any) (state, line string) {
 	status := object.Fields(live, "status")
 	state, _ = status["state"].(string)
-	gen := object.Int64(object.Field(live, "metadata", "generation"))
-	seen := object.Int64(status["observedGeneration"])
-	if !seen.IsNull() && !gen.IsNull() && seen.ValueInt64() < gen.ValueInt64() {
-		state = "" // KubeRay has not seen this generation yet
-	}
 	desired := object.Int64(status["desiredWorkerReplicas"]).ValueInt64()
 	ready := object.Int64(status["readyWorkerReplicas"]).ValueInt64()
+	// KubeRay 1.5 writes its status only when something in it changes, so
+	// observedGeneration lags behind a change that alters no status field
+	// (an idle timeout, say): it cannot tell whether the spec was seen. The
+	// worker counts can: the status must want what the spec asks for, and
+	// have that many ready.
+	if want := rayDesiredWorkers(live); state != "" && (desired != want || ready < desired) {
+		state = ""
+	}
 	s := state
 	if s == "" {
 		s = "no state yet"
@@ -838,6 +914,32 @@ func rayProgress(live map[string]any) (state, line string) {
 		line += ", " + r
 	}
 	return state, line
+}
+
+// rayDesiredWorkers is the number of worker pods the spec asks for, as
+// KubeRay 1.5 counts it (utils.GetWorkerGroupDesiredReplicas): each group's
+// replicas kept within min…max (none while the group is suspended), times its
+// hosts per replica.
+func rayDesiredWorkers(live map[string]any) int64 {
+	var n int64
+	for _, g := range object.Items(live, "spec", "workerGroupSpecs") {
+		if g["suspend"] == true {
+			continue
+		}
+		replicas := object.Int64(g["replicas"]).ValueInt64()
+		if lo := object.Int64(g["minReplicas"]); !lo.IsNull() && replicas < lo.ValueInt64() {
+			replicas = lo.ValueInt64()
+		}
+		if hi := object.Int64(g["maxReplicas"]); !hi.IsNull() && replicas > hi.ValueInt64() {
+			replicas = hi.ValueInt64()
+		}
+		hosts := object.Int64(g["numOfHosts"])
+		if hosts.IsNull() || hosts.ValueInt64() < 1 {
+			hosts = types.Int64Value(1)
+		}
+		n += replicas * hosts.ValueInt64()
+	}
+	return n
 }
 
 func rayPendingPods(ctx context.Context, c *kube.Client, ref kube.Ref) string {

@@ -105,3 +105,40 @@ func TestRayDuration(t *testing.T) {
 		}
 	}
 }
+
+// The wait judges readiness by worker counts, since KubeRay 1.5 leaves
+// observedGeneration behind when a change alters no status field.
+func TestRayProgressByWorkerCounts(t *testing.T) {
+	cluster := func(status string) map[string]any {
+		var live map[string]any
+		doc := `{"metadata": {"generation": 3}, "spec": {"workerGroupSpecs": [
+			{"groupName": "a", "replicas": 3, "minReplicas": 1, "maxReplicas": 4},
+			{"groupName": "b", "replicas": 0, "minReplicas": 1, "maxReplicas": 2, "numOfHosts": 2},
+			{"groupName": "c", "replicas": 5, "minReplicas": 0, "maxReplicas": 2},
+			{"groupName": "d", "replicas": 2, "minReplicas": 0, "maxReplicas": 2, "suspend": true}]},
+			"status": ` + status + `}`
+		if err := json.Unmarshal([]byte(doc), &live); err != nil {
+			t.Fatal(err)
+		}
+		return live
+	}
+	if got := rayDesiredWorkers(cluster(`{}`)); got != 3+2+2 {
+		t.Fatalf("desired workers: got %d, want 7 (3; min 1 × 2 hosts; max 2; suspended 0)", got)
+	}
+	for _, c := range []struct {
+		status, want string
+	}{
+		// Ready although observedGeneration (2) lags generation (3).
+		{`{"state": "ready", "observedGeneration": 2, "desiredWorkerReplicas": 7, "readyWorkerReplicas": 7}`, "ready"},
+		// The status still describes the old spec (desired 6): not yet.
+		{`{"state": "ready", "observedGeneration": 2, "desiredWorkerReplicas": 6, "readyWorkerReplicas": 6}`, ""},
+		// The new workers are not ready yet.
+		{`{"state": "ready", "desiredWorkerReplicas": 7, "readyWorkerReplicas": 5}`, ""},
+		{`{"state": "suspended", "desiredWorkerReplicas": 7, "readyWorkerReplicas": 0}`, ""},
+		{`{}`, ""},
+	} {
+		if got, line := rayProgress(cluster(c.status)); got != c.want {
+			t.Errorf("status %s: state %q (%s), want %q", c.status, got, line, c.want)
+		}
+	}
+}

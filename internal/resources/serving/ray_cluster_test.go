@@ -159,7 +159,17 @@ func claim(t *testing.T, env *testenv.Env, namespace, name string) {
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: apiresource.MustParse("1Gi")}},
 		},
 	}
-	_, err := env.Client.CoreV1().PersistentVolumeClaims(namespace).Create(context.Background(), pvc, metav1.CreateOptions{})
+	// An earlier test's claim may still be terminating (its pods were being
+	// deleted): wait until it is gone, or the new pods would mount nothing.
+	claims := env.Client.CoreV1().PersistentVolumeClaims(namespace)
+	eventually(t, "claim "+name+" from an earlier test to go", func() (bool, string) {
+		old, err := claims.Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) || (err == nil && old.DeletionTimestamp == nil) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%v %v", err, old.GetDeletionTimestamp())
+	})
+	_, err := claims.Create(context.Background(), pvc, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -508,4 +518,111 @@ func TestAccRayClusterExamples(t *testing.T) {
 			t.Fatalf("plan -detailed-exitcode after Kueue admitted the cluster exited %d, want 0:\n%s", code, out)
 		}
 	})
+}
+
+// rayAutoscaledConfig is rayClusterConfig's cluster with KubeRay's autoscaler
+// on and no replicas: the group starts at min_replicas.
+func rayAutoscaledConfig(env *testenv.Env, idle string) string {
+	return strings.Replace(rayClusterConfig(env, 0, fmt.Sprintf("  autoscaling = { enabled = true, idle_timeout = %q }\n", idle)),
+		"    replicas      = 0\n", "", 1)
+}
+
+// With autoscaling on, the autoscaler owns each group's replicas: after it
+// scales a group (an update by another field manager, as KubeRay's autoscaler
+// does), the next apply of an unrelated change neither conflicts with it nor
+// puts the old count back, and the plan stays empty.
+func TestAccRayClusterAutoscalerOwnsReplicas(t *testing.T) {
+	env := acctest.Env(t)
+	rayNodes(t, env)
+	claim(t, env, "default", "llama-cache")
+	addr := "aiplatform_ray_cluster.train"
+	rc := rayCluster("default", "train")
+	replicas := func(o map[string]any) map[string]any {
+		return o["spec"].(map[string]any)["workerGroupSpecs"].([]any)[0].(map[string]any)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config: rayAutoscaledConfig(env, "5m"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					rc.Equal(env, true, "spec", "enableInTreeAutoscaling"),
+					rc.Equal(env, 1, "spec", "workerGroupSpecs", "0", "minReplicas"),
+					podsHave(env, "default", "train", "worker", podWant{count: 1, gpus: 4, toleration: "nvidia.com/gpu",
+						selector: rayPoolLabel + "=" + rayPool, mount: "/models"}),
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				PreConfig: func() {
+					rc.Edit(t, env, "ray-autoscaler", func(o map[string]any) { replicas(o)["replicas"] = int64(3) })
+				},
+				Config: rayAutoscaledConfig(env, "10m"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					rc.Equal(env, 3, "spec", "workerGroupSpecs", "0", "replicas"),
+					rc.Equal(env, 600, "spec", "autoscalerOptions", "idleTimeoutSeconds"),
+				),
+			},
+			// A changed count shows in the plan (the configuration changed) but
+			// is only an initial count: the autoscaler's 3 stays.
+			{
+				Config:           strings.Replace(rayAutoscaledConfig(env, "10m"), `    min_replicas  = 1`, "    replicas      = 2\n    min_replicas  = 1", 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check:            rc.Equal(env, 3, "spec", "workerGroupSpecs", "0", "replicas"),
+			},
+			// Import reads the autoscaler's count (3) where state had the
+			// configured one (TestAccRayClusterAutoscaledImport: no plan after).
+			{
+				ResourceName: addr, ImportState: true, ImportStateId: "default/train", ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"worker_groups.0.replicas"},
+			},
+		},
+		CheckDestroy: rc.Gone(env),
+	})
+}
+
+// An autoscaled cluster imported into a fresh state (the autoscaler has it at
+// 3 workers) plans no change with a configuration that leaves replicas unset:
+// the default initial count does not fight the autoscaler's.
+func TestAccRayClusterAutoscaledImport(t *testing.T) {
+	env := acctest.Env(t)
+	rayNodes(t, env)
+	claim(t, env, "default", "llama-cache")
+	dir := t.TempDir()
+	cfg := strings.Replace(rayAutoscaledConfig(env, "5m"), acctest.Provider(env), "", 1)
+	main := acctest.RequiredProviders + `
+variable "kubeconfig" { type = string }
+provider "aiplatform" { config_path = var.kubeconfig }
+` + cfg
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := acctest.NewWorkspace(t, env, dir)
+	if out, err := w.Run("apply", "-auto-approve"); err != nil {
+		t.Fatal(out, err)
+	}
+	rayCluster("default", "train").Edit(t, env, "ray-autoscaler", func(o map[string]any) {
+		o["spec"].(map[string]any)["workerGroupSpecs"].([]any)[0].(map[string]any)["replicas"] = int64(3)
+	})
+	// A fresh state (as when adopting a cluster someone else created).
+	if err := os.Remove(filepath.Join(w.Dir(), "terraform.tfstate")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := w.Run("import", "aiplatform_ray_cluster.train", "default/train"); err != nil {
+		t.Fatal(out, err)
+	}
+	if code, out := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan after import: exit code %d, want 0 (no changes)\n%s", code, out)
+	}
+	live, err := rayCluster("default", "train").Get(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := live.Object["spec"].(map[string]any)["workerGroupSpecs"].([]any)[0].(map[string]any)["replicas"]; fmt.Sprint(r) != "3" {
+		t.Errorf("replicas after import and plan: %v, want the autoscaler's 3", r)
+	}
 }

@@ -51,6 +51,9 @@ type cluster struct {
 	joined int // extra nodes added by join
 }
 
+// nodeLease is kwok's node lease in the bench's cluster (see startCluster).
+const nodeLease = 10 * time.Minute
+
 func startCluster(ctx context.Context) (*cluster, error) {
 	crds, err := testenv.KueueCRDDir(ctx)
 	if err != nil {
@@ -65,7 +68,7 @@ func startCluster(ctx context.Context) (*cluster, error) {
 		// default costs 500 writes/s, over a core of this 2-core machine
 		// taken from terraform, the provider and the floor alike. A real
 		// cluster's control plane does not share the CI machine.
-		NodeLease: 10 * time.Minute,
+		NodeLease: nodeLease,
 		Log:       os.Stderr,
 		Timeout:   5 * time.Minute,
 	})

@@ -66,7 +66,10 @@ func describeMachine(ctx context.Context, repo, terraform string) machine {
 	if out, err := git.Output(); err == nil {
 		m.Commit = strings.TrimSpace(string(out))
 	}
-	m.Provider = fmt.Sprintf("provider built from `%s` (`-dirty`: with the uncommitted changes of the working tree).", m.Commit)
+	m.Provider = fmt.Sprintf("provider built from `%s`.", m.Commit)
+	if strings.HasSuffix(m.Commit, "-dirty") {
+		m.Provider = fmt.Sprintf("provider built from `%s` (`-dirty`: with the uncommitted changes of the working tree).", m.Commit)
+	}
 	return m
 }
 
@@ -157,9 +160,9 @@ func (r *mainResult) markdown(m machine, command string) string {
 	w("Cluster: %d kwok GPU nodes in %d pools (8, 8, 4 or 8 GPUs, 96 CPUs each), created in %s by %d concurrent clients "+
 		"without client-side rate limit; all had the Ready condition %s after the first create and had lost the not-ready taint "+
 		"(node-lifecycle-controller) after %s. %v before the first step, %v after the last. The idle cluster kept %v busy "+
-		"(mostly kwok renewing one lease per node every 10 s, and the API server and etcd writing them).\n\n",
+		"(kwok renewing each node's %s lease every %s — a bench setting, testenv's default is 40 s — and the API server and etcd writing them).\n\n",
 		r.Cluster.Nodes, poolCount, r.Cluster.Created.Round(100*time.Millisecond), createWorkers, r.Cluster.Ready.Round(100*time.Millisecond),
-		r.Cluster.Untainted.Round(time.Second), r.StateBefore, r.StateAfter, r.Cluster.IdleCPU)
+		r.Cluster.Untainted.Round(time.Second), r.StateBefore, r.StateAfter, r.Cluster.IdleCPU, nodeLease, nodeLease/4)
 
 	w("Requests the provider made (all provider processes of one terraform command, from `AIPLATFORM_REQUEST_LOG`):\n\n")
 	steps := []struct {

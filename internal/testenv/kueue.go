@@ -511,21 +511,28 @@ func (e *Env) waitKueueWebhooks(ctx context.Context, p *process) error {
 	if err != nil {
 		return err
 	}
+	return e.waitWebhooks(ctx, p, Kueue, "Kueue", func(ctx context.Context) error { return kueueAnswers(ctx, client) })
+}
+
+// waitWebhooks polls answers until it returns nil (the API server got
+// answers from c's webhooks), failing early with c's log if p (when not nil)
+// exits, and after Options.Timeout.
+func (e *Env) waitWebhooks(ctx context.Context, p *process, c Component, name string, answers func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
 	for {
-		err := kueueAnswers(ctx, client)
+		err := answers(ctx)
 		if err == nil {
 			return nil
 		}
 		if p != nil && p.exited() {
-			return fmt.Errorf("testenv: kueue exited (%v) before its webhooks answered\n%s", p.err, logTail(e.LogPath(Kueue)))
+			return fmt.Errorf("testenv: %s exited (%v) before its webhooks answered\n%s", c, p.err, logTail(e.LogPath(c)))
 		}
 		select {
 		case <-ctx.Done():
-			msg := fmt.Sprintf("testenv: Kueue's webhooks do not answer after %s (last: %v)", e.opts.Timeout, err)
+			msg := fmt.Sprintf("testenv: %s's webhooks do not answer after %s (last: %v)", name, e.opts.Timeout, err)
 			if p != nil {
-				msg += "\n" + logTail(e.LogPath(Kueue))
+				msg += "\n" + logTail(e.LogPath(c))
 			}
 			return errors.New(msg)
 		case <-time.After(200 * time.Millisecond):

@@ -375,26 +375,7 @@ func (e *Env) StopLWS() error {
 // waitLWSWebhooks waits until the API server gets answers from LWS's webhooks
 // (see lwsAnswers), failing early if p (when not nil) exits.
 func (e *Env) waitLWSWebhooks(ctx context.Context, p *process) error {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
-	defer cancel()
-	for {
-		err := lwsAnswers(ctx, e.Dynamic)
-		if err == nil {
-			return nil
-		}
-		if p != nil && p.exited() {
-			return fmt.Errorf("testenv: lws-controller exited (%v) before its webhooks answered\n%s", p.err, logTail(e.LogPath(LWS)))
-		}
-		select {
-		case <-ctx.Done():
-			msg := fmt.Sprintf("testenv: LWS's webhooks do not answer after %s (last: %v)", e.opts.Timeout, err)
-			if p != nil {
-				msg += "\n" + logTail(e.LogPath(LWS))
-			}
-			return errors.New(msg)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return e.waitWebhooks(ctx, p, LWS, "LWS", func(ctx context.Context) error { return lwsAnswers(ctx, e.Dynamic) })
 }
 
 // lwsAnswers dry-run creates a LeaderWorkerSet, which goes through LWS's

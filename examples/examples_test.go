@@ -6,7 +6,6 @@ package examples_test
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -44,8 +43,6 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_lws_group":        "applied by internal/resources/serving (TestAccLWSGroupExamples), whose cluster runs the LWS controller",
 }
 
-var importLine = regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`)
-
 func TestAccResourceExamples(t *testing.T) {
 	env := acctest.Env(t)
 	dirs, err := filepath.Glob("resources/*")
@@ -57,25 +54,14 @@ func TestAccResourceExamples(t *testing.T) {
 			if reason, ok := appliedElsewhere[filepath.Base(dir)]; ok {
 				t.Skip(reason)
 			}
-			tf, err := os.ReadFile(filepath.Join(dir, "resource.tf"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			imp, err := os.ReadFile(filepath.Join(dir, "import.sh"))
-			if err != nil {
-				t.Fatalf("every resource example needs an import.sh: %v", err)
-			}
-			m := importLine.FindSubmatch(imp)
-			if m == nil {
-				t.Fatalf("%s/import.sh has no `terraform import ADDRESS ID` line", dir)
-			}
-			cfg := acctest.Provider(env) + string(tf)
+			ex := acctest.ResourceExample(t, filepath.Base(dir))
+			cfg := acctest.Provider(env) + ex.Config
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: acctest.Factories,
 				Steps: []resource.TestStep{
 					{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 					{Config: cfg, PlanOnly: true},
-					{Config: cfg, ResourceName: string(m[1]), ImportState: true, ImportStateId: string(m[2]), ImportStateVerify: true},
+					{Config: cfg, ResourceName: ex.Address, ImportState: true, ImportStateId: ex.ImportID, ImportStateVerify: true},
 				},
 			})
 		})

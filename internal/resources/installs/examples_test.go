@@ -45,14 +45,9 @@ func withChart(t *testing.T, tf, typ, lines string) string {
 	return tf[:loc[1]] + lines + "\n" + tf[loc[1]:]
 }
 
-var importCommand = regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`)
-
-func importOf(t *testing.T, dir string) (addr, id string) {
-	m := importCommand.FindStringSubmatch(example(t, filepath.Join("resources", dir, "import.sh")))
-	if m == nil {
-		t.Fatalf("%s/import.sh has no terraform import line", dir)
-	}
-	return m[1], m[2]
+func importOf(t *testing.T, typeName string) (addr, id string) {
+	ex := acctest.ResourceExample(t, typeName)
+	return ex.Address, ex.ImportID
 }
 
 func TestAccInstallExamples(t *testing.T) {

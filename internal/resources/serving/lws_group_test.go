@@ -258,21 +258,9 @@ func TestAccLWSGroupExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("resource", func(t *testing.T) {
-		dir := filepath.Join(root, "examples", "resources", "aiplatform_lws_group")
-		tf, err := os.ReadFile(filepath.Join(dir, "resource.tf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		imp, err := os.ReadFile(filepath.Join(dir, "import.sh"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`).FindSubmatch(imp)
-		if m == nil {
-			t.Fatal("import.sh has no terraform import line")
-		}
-		cfg := acctest.Provider(env) + string(tf)
-		addr := string(m[1])
+		ex := acctest.ResourceExample(t, "aiplatform_lws_group")
+		cfg := acctest.Provider(env) + ex.Config
+		addr := ex.Address
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.Factories,
 			Steps: []resource.TestStep{
@@ -300,7 +288,7 @@ func TestAccLWSGroupExamples(t *testing.T) {
 					),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				},
-				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: string(m[2]), ImportStateVerify: true},
+				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: ex.ImportID, ImportStateVerify: true},
 			},
 			CheckDestroy: lwsObject("default", "deepseek-v3").Gone(env),
 		})

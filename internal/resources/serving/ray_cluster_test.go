@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -471,20 +470,8 @@ func TestAccRayClusterExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("resource", func(t *testing.T) {
-		dir := filepath.Join(root, "examples", "resources", "aiplatform_ray_cluster")
-		tf, err := os.ReadFile(filepath.Join(dir, "resource.tf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		imp, err := os.ReadFile(filepath.Join(dir, "import.sh"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := regexp.MustCompile(`(?m)^terraform import (\S+) (\S+)$`).FindSubmatch(imp)
-		if m == nil {
-			t.Fatal("import.sh has no terraform import line")
-		}
-		cfg := acctest.Provider(env) + string(tf)
+		ex := acctest.ResourceExample(t, "aiplatform_ray_cluster")
+		cfg := acctest.Provider(env) + ex.Config
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.Factories,
 			Steps: []resource.TestStep{
@@ -497,7 +484,7 @@ func TestAccRayClusterExamples(t *testing.T) {
 					),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				},
-				{Config: cfg, ResourceName: string(m[1]), ImportState: true, ImportStateId: string(m[2]), ImportStateVerify: true},
+				{Config: cfg, ResourceName: ex.Address, ImportState: true, ImportStateId: ex.ImportID, ImportStateVerify: true},
 			},
 			CheckDestroy: rayCluster("default", "tune").Gone(env),
 		})

@@ -116,6 +116,21 @@ resource "aiplatform_local_queue" "l" {
 	return b.String()
 }
 
+// frameworkConfig is the same graph as terraformDataConfig, of the framework
+// floor's floor_object resources (bench/floorprovider): what a
+// terraform-plugin-framework provider pays for as many objects.
+func (p platform) frameworkConfig() string {
+	c := p.terraformDataConfig()
+	c = strings.ReplaceAll(c, `resource "terraform_data" `, `resource "floor_object" `)
+	c = strings.ReplaceAll(c, "terraform_data.", "floor_object.")
+	return `terraform {
+  required_providers {
+    floor = { source = "aiplatform/floor" }
+  }
+}
+` + c
+}
+
 // terraformDataConfig is the same graph as terraform_data resources: the floor
 // of what Terraform itself costs for as many resources. The queues that use
 // pool p0 carry var.generation, so that bumping it changes as many resources

@@ -146,10 +146,16 @@ func runBench(ctx context.Context, o options) (err error) {
 		if err := copyFile(o.provider, filepath.Join(b.providerDir, "terraform-provider-aiplatform")); err != nil {
 			return err
 		}
+		if err := buildFloorProvider(ctx, b.repo, b.providerDir); err != nil {
+			return err
+		}
 	} else {
 		logf("building the provider")
 		t := time.Now()
 		if err := buildProvider(ctx, b.repo, b.providerDir); err != nil {
+			return err
+		}
+		if err := buildFloorProvider(ctx, b.repo, b.providerDir); err != nil {
 			return err
 		}
 		logf("provider built (%s)", since(t))
@@ -256,18 +262,35 @@ func (b *bench) pair(ctx context.Context, name string, ai, floor *workspace, aiA
 	return aiRuns, floorRuns, nil
 }
 
+// repeatRuns runs a step repeat times in one workspace.
+func (b *bench) repeatRuns(ctx context.Context, name string, w *workspace, args []string, ok ...int) (stepRuns, error) {
+	var runs stepRuns
+	for i := range b.o.repeat {
+		r, err := w.terraform(ctx, args, ok...)
+		if err != nil {
+			return nil, err
+		}
+		logf("  %s #%d: %s (%s; CPU: provider %s, with terraform %s)", name, i+1, secs(r.Wall), r.Changes, secs(r.ProviderCPU), secs(r.TotalCPU))
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
 // mainResult is the single measurement: N nodes, M resources.
 type mainResult struct {
-	Started                 time.Time
-	LoadBefore, LoadAfter   string
-	Platform                platform
-	Cluster                 clusterFacts
-	Repeat                  int
-	ApplyAI, ApplyFloor     run
-	PlanAI, PlanFloor       stepRuns
-	JoinAI, JoinFloor       stepRuns
+	Started               time.Time
+	LoadBefore, LoadAfter string
+	Platform              platform
+	Cluster               clusterFacts
+	Repeat                int
+	ApplyAI, ApplyFloor   run
+	PlanAI, PlanFloor     stepRuns
+	JoinAI, JoinFloor     stepRuns
+	// The framework floor (bench/floorprovider), same graph, same run.
+	ApplyFW                 run
+	PlanFW, JoinFW          stepRuns
 	JoinedNode              string
 	StateBefore, StateAfter nodeState
 	QuotaDiff               string // a line of the join plan showing the derived quota change
@@ -284,6 +307,10 @@ func (b *bench) runMain(ctx context.Context) (*mainResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	fw, err := newWorkspace(b.root, "main-framework", b.o.terraform, b.providerDir, b.cluster.env.Kubeconfig, res.Platform.frameworkConfig())
+	if err != nil {
+		return nil, err
+	}
 	if res.StateBefore, err = b.cluster.state(ctx); err != nil {
 		return nil, err
 	}
@@ -297,13 +324,20 @@ func (b *bench) runMain(ctx context.Context) (*mainResult, error) {
 		return nil, err
 	}
 	logf("  apply: aiplatform %s (%s), terraform_data %s (%s)", secs(res.ApplyAI.Wall), res.ApplyAI.Changes, secs(res.ApplyFloor.Wall), res.ApplyFloor.Changes)
+	if res.ApplyFW, err = fw.terraform(ctx, []string{"apply", "-auto-approve"}); err != nil {
+		return nil, err
+	}
+	logf("  apply: framework floor %s (%s)", secs(res.ApplyFW.Wall), res.ApplyFW.Changes)
 
 	logf("refresh + plan, no change (%d runs each)", b.o.repeat)
 	plan := []string{"plan", "-detailed-exitcode"}
 	if res.PlanAI, res.PlanFloor, err = b.pair(ctx, "plan", ai, floor, plan, plan); err != nil {
 		return nil, err
 	}
-	for _, r := range append(append(stepRuns{}, res.PlanAI...), res.PlanFloor...) {
+	if res.PlanFW, err = b.repeatRuns(ctx, "plan, framework floor", fw, plan); err != nil {
+		return nil, err
+	}
+	for _, r := range append(append(append(stepRuns{}, res.PlanAI...), res.PlanFloor...), res.PlanFW...) {
 		if r.ExitCode != 0 {
 			return nil, fmt.Errorf("plan right after apply is not empty:\n%s", tail(r.Output, 60))
 		}
@@ -315,6 +349,9 @@ func (b *bench) runMain(ctx context.Context) (*mainResult, error) {
 	logf("node %s joined pool p0; plan (%d runs each)", res.JoinedNode, b.o.repeat)
 	floorPlan := append(append([]string{}, plan...), "-var", "generation=2")
 	if res.JoinAI, res.JoinFloor, err = b.pair(ctx, "plan after join", ai, floor, plan, floorPlan, 2); err != nil {
+		return nil, err
+	}
+	if res.JoinFW, err = b.repeatRuns(ctx, "plan after join, framework floor", fw, floorPlan, 2); err != nil {
 		return nil, err
 	}
 	for _, r := range res.JoinAI {

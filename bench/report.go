@@ -157,6 +157,23 @@ func (r *mainResult) markdown(m machine, command string) string {
 	w("After node `%s` joined pool p0 the plan shows the derived quota change, e.g. `%s` (%s); "+
 		"the floor's plan changes as many resources through a variable.\n\n", r.JoinedNode, r.QuotaDiff, changes(r.JoinAI[0]))
 
+	if len(r.PlanFW) > 0 {
+		w("A second floor, built into the bench (`bench/floorprovider`): the same graph of %d `floor_object` resources of the "+
+			"smallest terraform-plugin-framework provider (store the input, talk to nothing) — what any framework provider pays "+
+			"per object (plugin processes, gRPC, the framework's value handling). Its runs follow the two workspaces above in each step, "+
+			"%d each; medians.\n\n", p.Total(), r.Repeat)
+		w("| step | aiplatform | framework floor | ratio | provider CPU aiplatform | provider CPU framework floor | CPU ratio (terraform + provider) |\n")
+		w("|---|---:|---:|---:|---:|---:|---:|\n")
+		fwRow := func(name string, ai, fw run) {
+			w("| %s | %s | %s | **%.2f×** | %s | %s | %.2f× |\n", name, secs(ai.Wall), secs(fw.Wall), ratio(ai.Wall, fw.Wall),
+				secs(ai.ProviderCPU), secs(fw.ProviderCPU), ratio(ai.TotalCPU, fw.TotalCPU))
+		}
+		fwRow("cold apply", r.ApplyAI, r.ApplyFW)
+		fwRow("refresh + plan, no change", r.PlanAI.median(), r.PlanFW.median())
+		fwRow("plan after one node joins", r.JoinAI.median(), r.JoinFW.median())
+		w("\nEvery run (wall), framework floor: plan, no change — %s; after the join — %s.\n\n", r.PlanFW.walls(), r.JoinFW.walls())
+	}
+
 	w("Cluster: %d kwok GPU nodes in %d pools (8, 8, 4 or 8 GPUs, 96 CPUs each), created in %s by %d concurrent clients "+
 		"without client-side rate limit; all had the Ready condition %s after the first create and had lost the not-ready taint "+
 		"(node-lifecycle-controller) after %s. %v before the first step, %v after the last. The idle cluster kept %v busy "+

@@ -20,10 +20,19 @@ import (
 
 // buildProvider builds the provider into dir, as the acceptance tests do.
 func buildProvider(ctx context.Context, repo, dir string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "terraform-provider-aiplatform"), ".")
+	return goBuild(ctx, repo, filepath.Join(dir, "terraform-provider-aiplatform"), ".")
+}
+
+// buildFloorProvider builds the framework floor (bench/floorprovider) into dir.
+func buildFloorProvider(ctx context.Context, repo, dir string) error {
+	return goBuild(ctx, repo, filepath.Join(dir, "terraform-provider-floor"), "./bench/floorprovider")
+}
+
+func goBuild(ctx context.Context, repo, out, pkg string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = repo
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the provider: %v\n%s", err, out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %v\n%s", pkg, err, b)
 	}
 	return nil
 }
@@ -44,7 +53,7 @@ func copyFile(from, to string) error {
 // configuration whose dev_overrides point at the built provider (no
 // registry, no init), as internal/acctest/cli.go does.
 type workspace struct {
-	name       string // "aiplatform" or "terraform_data"
+	name       string // "aiplatform", "terraform_data" or "framework"
 	dir        string
 	cliConfig  string
 	tfPath     string
@@ -65,7 +74,7 @@ func newWorkspace(root, name, terraform, providerDir, kubeconfig, config string)
 		return nil, err
 	}
 	rc := filepath.Join(dir, "terraformrc")
-	body := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"aiplatform/aiplatform\" = %q\n  }\n  direct {}\n}\n", providerDir)
+	body := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"aiplatform/aiplatform\" = %q\n    \"aiplatform/floor\" = %q\n  }\n  direct {}\n}\n", providerDir, providerDir)
 	if err := os.WriteFile(rc, []byte(body), 0o644); err != nil {
 		return nil, err
 	}

@@ -88,9 +88,10 @@ type Options struct {
 	Egress bool
 
 	// PodRunner runs the real controller of pods whose image testenv knows
-	// (podrunner.go; Kueue's chart's manager) as local processes, with the
-	// pod's own configuration and Secrets, and makes the pod Ready when the
-	// process is. Implies Egress, Scheduling and Kueue (its binary).
+	// (podrunner.go: the managers of Kueue's and LWS's charts, the KubeRay
+	// operator) as local processes, with the pod's own configuration and
+	// Secrets, and makes the pod Ready when the process is. Implies Egress,
+	// Scheduling, and the binaries of Kueue, LWS and KubeRay.
 	PodRunner bool
 
 	// Detach starts the processes in their own session, without a parent-death
@@ -220,6 +221,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		components = append(components, Kueue)
 	}
 	components = append(components, opts.operators()...)
+	if opts.PodRunner { // the binaries of every adapter (podrunner.go)
+		for _, a := range podAdapters {
+			if !slices.Contains(components, a.component) {
+				components = append(components, a.component)
+			}
+		}
+	}
 	bins, err := EnsureBinaries(ctx, opts.Log, components...)
 	if err != nil {
 		return nil, err

@@ -59,8 +59,9 @@ import (
 // Service's targetPort.
 
 // podAdapter runs the controller of one container image as a local process.
-// Adapters for other controllers (LWS, KubeRay) follow the Kueue one
-// (podrunner_kueue.go): an image pattern, a binary, a prepare function.
+// One adapter per controller image: Kueue (podrunner_kueue.go), LWS
+// (podrunner_lws.go), KubeRay (podrunner_kuberay.go); each is an image
+// pattern, a binary, a prepare function.
 type podAdapter struct {
 	name      string
 	component Component      // the binary, from Env.Binaries
@@ -73,7 +74,7 @@ type podAdapter struct {
 
 // podAdapters are the registered adapters; the runner uses those whose binary
 // it has.
-var podAdapters = []*podAdapter{kueueAdapter}
+var podAdapters = []*podAdapter{kueueAdapter, lwsAdapter, kubeRayAdapter}
 
 // runnerImagePattern is a regular expression matching the images the pod
 // runner takes over (for kwok's pod-ready stage to leave alone), or "" when

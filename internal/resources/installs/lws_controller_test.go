@@ -32,9 +32,11 @@ func lwsChart(t *testing.T) string {
 }
 
 // LWS's own chart: install (CRD, webhooks, controller ready), drift of the
-// controller's Deployment put back, import, uninstall removing the CRD. No
-// LeaderWorkerSet is created here, so the chart's webhooks (served by the
-// controller, which does not run in this package's cluster) are never called.
+// controller's Deployment put back, import, uninstall removing the CRD. The
+// chart's controller pods are run by testenv's pod runner as the real LWS
+// controller (its readiness is the Deployment's); LeaderWorkerSets through
+// the chart's webhooks are tested in internal/testenv
+// (TestPodRunnerOperatorCharts).
 func TestAccLWSController(t *testing.T) {
 	env := acctest.Env(t)
 	addr := "aiplatform_lws_controller.this"

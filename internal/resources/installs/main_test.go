@@ -23,7 +23,8 @@ import (
 // waits complete. The pod runner runs the Kueue chart's controller pod as the
 // real Kueue manager, whose webhooks (the chart's, failurePolicy Fail) the API
 // server reaches through testenv's egress proxy: Kueue objects are judged by
-// Kueue itself.
+// Kueue itself. Likewise LWS's chart runs the real LWS controller and the
+// KubeRay chart the real KubeRay operator.
 func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{PodRunner: true, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
 }

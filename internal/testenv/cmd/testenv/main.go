@@ -56,7 +56,7 @@ func main() {
 	kueue := flags.Bool("kueue", false, "also run the Kueue manager ("+testenv.KueueVersion+"), which admits Jobs; implies --kueue-crds")
 	kuberay := flags.Bool("kuberay", false, "also run the KubeRay operator ("+testenv.KubeRayVersion+"), with its CRDs: RayClusters get pods")
 	lws := flags.Bool("lws", false, "also run the LeaderWorkerSet controller ("+testenv.LWSVersion+"), with its CRD and webhooks")
-	podRunner := flags.Bool("pod-runner", false, "run the controllers of installed charts (Kueue's) for real, their webhooks reached through an egress proxy")
+	podRunner := flags.Bool("pod-runner", false, "run the controllers of installed charts (Kueue's, LWS's, KubeRay's) for real, their webhooks reached through an egress proxy")
 	flags.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		flags.PrintDefaults()

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
@@ -68,6 +70,9 @@ type State struct {
 	Pods      int // pods that exist
 	Scheduled int // pods bound to a node
 	Complete  bool
+	// Evictions is how often Kueue evicted the Job's Workload (its
+	// status.schedulingStats), a record that outlives a quick re-admission.
+	Evictions int64
 }
 
 // Observe reads the Job and its pods.
@@ -95,6 +100,20 @@ func (j Job) Observe(env *testenv.Env) (State, error) {
 		s.Pods++
 		if p.Spec.NodeName != "" {
 			s.Scheduled++
+		}
+	}
+	workloads, err := env.Dynamic.Resource(schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}).
+		Namespace(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "kueue.x-k8s.io/job-uid=" + string(job.UID)})
+	if err != nil {
+		return State{}, err
+	}
+	for _, w := range workloads.Items {
+		evictions, _, _ := unstructured.NestedSlice(w.Object, "status", "schedulingStats", "evictions")
+		for _, e := range evictions {
+			if m, ok := e.(map[string]any); ok {
+				n, _, _ := unstructured.NestedInt64(m, "count")
+				s.Evictions += n
+			}
 		}
 	}
 	return s, nil

@@ -1,14 +1,10 @@
 package testenv
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // kubeRayAdapter runs the KubeRay operator of a pod from KubeRay's chart (or
@@ -65,16 +61,8 @@ func prepareKubeRayPod(lp *localPod) error {
 			key, def string
 			local    int
 		}{{"metricsAddr", ":8080", free[0]}, {"probeAddr", ":8082", free[1]}} {
-			addr, _ := cfg[m.key].(string)
-			if addr == "" {
-				addr = m.def
-			}
-			moved, err := lp.moveAddr(addr, m.local)
-			if err != nil {
-				return fmt.Errorf("%s: %w", m.key, err)
-			}
-			if moved != "" {
-				cfg[m.key] = moved
+			if err := lp.moveConfigAddr(cfg, m.key, m.def, m.local); err != nil {
+				return err
 			}
 		}
 		if elect, ok := cfg["enableLeaderElection"].(bool); !ok || elect {
@@ -85,15 +73,9 @@ func prepareKubeRayPod(lp *localPod) error {
 		if f, _ := cfg["logFile"].(string); f != "" {
 			cfg["logFile"] = filepath.Join(lp.dir, filepath.Base(f))
 		}
-		out, err := yaml.Marshal(cfg)
-		if err != nil {
+		if err := lp.writeConfig(cfg, args, configAt, "config.yaml"); err != nil {
 			return err
 		}
-		localConfig := filepath.Join(lp.dir, "config.yaml")
-		if err := os.WriteFile(localConfig, out, 0o600); err != nil {
-			return err
-		}
-		args[configAt] = "--config=" + localConfig
 		lp.args = append(args, "--kubeconfig="+filepath.Join(lp.dir, "kubeconfig"))
 		return nil
 	}

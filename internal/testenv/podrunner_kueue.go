@@ -2,15 +2,10 @@ package testenv
 
 import (
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // kueueAdapter runs the Kueue manager of a pod from Kueue's chart (or its
@@ -61,45 +56,19 @@ func prepareKueuePod(lp *localPod) error {
 		lp.logf("image tag %s, but testenv runs the Kueue manager %s", tag, KueueVersion)
 	}
 	args := slices.Clone(c.Args)
-	configAt := -1
-	for i, a := range args {
-		if strings.HasPrefix(a, "--config=") {
-			configAt = i
-		}
+	cfg, configAt, err := lp.configArg(args)
+	if err != nil {
+		return err
 	}
 	if configAt < 0 {
 		return fmt.Errorf("container %s has no --config=<file> argument", c.Name)
-	}
-	configPath := strings.TrimPrefix(args[configAt], "--config=")
-	local, ok := lp.localPath(configPath)
-	if !ok {
-		return fmt.Errorf("--config %s is on no volume of the container", configPath)
-	}
-	data, err := os.ReadFile(local)
-	if err != nil {
-		return fmt.Errorf("--config %s: %w", configPath, err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return fmt.Errorf("--config %s: %w", configPath, err)
-	}
-	if cfg == nil {
-		cfg = map[string]any{}
-	}
-	section := func(name string) map[string]any {
-		m, _ := cfg[name].(map[string]any)
-		if m == nil {
-			m = map[string]any{}
-			cfg[name] = m
-		}
-		return m
 	}
 	pod, _, _ := lp.state()
 	if ns, _ := cfg["namespace"].(string); ns == "" {
 		cfg["namespace"] = pod.Namespace
 	}
 	// controller-runtime, too, would read the lease's namespace from there.
-	if election := section("leaderElection"); election["leaderElect"] == true {
+	if election := configSection(cfg, "leaderElection"); election["leaderElect"] == true {
 		if ns, _ := election["resourceNamespace"].(string); ns == "" {
 			election["resourceNamespace"] = pod.Namespace
 		}
@@ -109,66 +78,27 @@ func prepareKueuePod(lp *localPod) error {
 	if err != nil {
 		return err
 	}
-	webhook := section("webhook")
-	webhookPort := int32(9443)
-	if p, ok := webhook["port"].(float64); ok && p > 0 {
-		webhookPort = int32(p)
+	if err := lp.moveWebhookServer(cfg, free[0]); err != nil {
+		return err
 	}
-	lp.ports[webhookPort] = free[0]
-	webhook["host"], webhook["port"] = "127.0.0.1", free[0]
-	certDir, _ := webhook["certDir"].(string)
-	if certDir == "" {
-		certDir = "/tmp/k8s-webhook-server/serving-certs" // Kueue's default
-	}
-	localCerts, ok := lp.localPath(certDir)
-	if !ok {
-		localCerts = filepath.Join(lp.dir, "certs")
-		if err := os.MkdirAll(localCerts, 0o700); err != nil {
+	for _, m := range []struct {
+		sec      map[string]any
+		key, def string
+		local    int
+	}{
+		{configSection(cfg, "health"), "healthProbeBindAddress", ":8081", free[1]},
+		{configSection(cfg, "metrics"), "bindAddress", ":8443", free[2]},
+		{cfg, "pprofBindAddress", "", free[3]},
+	} {
+		if err := lp.moveConfigAddr(m.sec, m.key, m.def, m.local); err != nil {
 			return err
 		}
 	}
-	webhook["certDir"] = localCerts
-
-	move := func(sec map[string]any, key, def string, local int) error {
-		addr, _ := sec[key].(string)
-		if addr == "" {
-			addr = def
-		}
-		if addr == "" || addr == "0" {
-			return nil
-		}
-		_, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return fmt.Errorf("%s %q: %w", key, addr, err)
-		}
-		n, err := strconv.Atoi(port)
-		if err != nil {
-			return fmt.Errorf("%s %q: %w", key, addr, err)
-		}
-		lp.ports[int32(n)] = local
-		sec[key] = fmt.Sprintf("127.0.0.1:%d", local)
-		return nil
-	}
-	if err := move(section("health"), "healthProbeBindAddress", ":8081", free[1]); err != nil {
-		return err
-	}
-	if err := move(section("metrics"), "bindAddress", ":8443", free[2]); err != nil {
-		return err
-	}
-	if err := move(cfg, "pprofBindAddress", "", free[3]); err != nil {
-		return err
-	}
 	lp.unserved[kueueVisibilityPort] = "Kueue's visibility server is off (VisibilityOnDemand=false): its certificate directory is the fixed path /visibility, which clusters on one machine would share"
 
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
+	if err := lp.writeConfig(cfg, args, configAt, "controller_manager_config.yaml"); err != nil {
 		return err
 	}
-	localConfig := filepath.Join(lp.dir, "controller_manager_config.yaml")
-	if err := os.WriteFile(localConfig, out, 0o600); err != nil {
-		return err
-	}
-	args[configAt] = "--config=" + localConfig
 
 	gates := -1
 	for i, a := range args {

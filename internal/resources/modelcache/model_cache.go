@@ -234,13 +234,6 @@ func (r *modelCache) Configure(_ context.Context, req resource.ConfigureRequest,
 	}
 }
 
-func known(v interface {
-	IsNull() bool
-	IsUnknown() bool
-}) bool {
-	return !v.IsNull() && !v.IsUnknown()
-}
-
 var (
 	pSource     = tfpath.Root("source")
 	pURI        = pSource.AtName("uri")
@@ -252,17 +245,17 @@ var (
 // values are skipped (they are checked again at apply).
 func validate(m *cacheModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if m.Source != nil && known(m.Source.URI) {
+	if m.Source != nil && object.Known(m.Source.URI) {
 		src, err := ParseSource(m.Source.URI.ValueString())
 		if err != nil {
 			diags.AddAttributeError(pURI, "Unsupported model source", err.Error())
-		} else if known(m.Source.Revision) {
+		} else if object.Known(m.Source.Revision) {
 			if err := src.CheckRevision(m.Source.Revision.ValueString()); err != nil {
 				diags.AddAttributeError(pRevision, "Invalid revision", err.Error())
 			}
 		}
 	}
-	if m.Source != nil && m.Source.Revision.ValueString() == "" && known(m.Source.Revision) {
+	if m.Source != nil && m.Source.Revision.ValueString() == "" && object.Known(m.Source.Revision) {
 		diags.AddAttributeError(pRevision, "Invalid revision", "revision is empty: remove it for the scheme's default, or name a branch, tag or commit")
 	}
 	mode := m.Mode.ValueString()
@@ -295,32 +288,32 @@ func validate(m *cacheModel) diag.Diagnostics {
 				onlyIn(tfpath.Root(name), ModePVC)
 			}
 		}
-		if known(m.RetainOnDestroy) && m.RetainOnDestroy.ValueBool() {
+		if object.Known(m.RetainOnDestroy) && m.RetainOnDestroy.ValueBool() {
 			onlyIn(tfpath.Root("retain_on_destroy"), ModePVC)
 		}
 	}
 	for name, v := range map[string]types.String{"host_path": m.HostPath, "mount_path": m.MountPath} {
-		if known(v) {
+		if object.Known(v) {
 			if err := checkAbsolute(v.ValueString()); err != nil {
 				diags.AddAttributeError(tfpath.Root(name), "Invalid path", err.Error())
 			}
 		}
 	}
-	if known(m.Timeout) {
+	if object.Known(m.Timeout) {
 		if _, err := parseTimeout(m.Timeout.ValueString()); err != nil {
 			diags.AddAttributeError(tfpath.Root("timeout"), "Invalid timeout", err.Error())
 		}
 	}
-	if known(m.Downloader) {
+	if object.Known(m.Downloader) {
 		var d downloaderModel
 		if m.Downloader.As(context.Background(), &d, basetypes.ObjectAsOptions{UnhandledUnknownAsEmpty: true}) == nil {
-			if known(d.Image) && strings.TrimSpace(d.Image.ValueString()) == "" {
+			if object.Known(d.Image) && strings.TrimSpace(d.Image.ValueString()) == "" {
 				diags.AddAttributeError(pDownloader.AtName("image"), "Invalid image", "image is empty: remove it for the scheme's default image")
 			}
-			if known(d.Command) && len(d.Command.Elements()) == 0 {
+			if object.Known(d.Command) && len(d.Command.Elements()) == 0 {
 				diags.AddAttributeError(pDownloader.AtName("command"), "Invalid command", "command is empty: remove it for the image's entrypoint or the scheme's default")
 			}
-			if known(d.Args) && len(d.Args.Elements()) == 0 {
+			if object.Known(d.Args) && len(d.Args.Elements()) == 0 {
 				diags.AddAttributeError(pDownloader.AtName("args"), "Invalid args", "args is empty: remove it")
 			}
 		}
@@ -382,7 +375,7 @@ func (r *modelCache) ValidateConfig(ctx context.Context, req resource.ValidateCo
 // downloaderOf returns the configured downloader with the scheme's defaults
 // for whatever is null or unknown; ok is false when the URI is not known yet.
 func downloaderOf(ctx context.Context, m *cacheModel) (Downloader, bool) {
-	if m.Source == nil || !known(m.Source.URI) {
+	if m.Source == nil || !object.Known(m.Source.URI) {
 		return Downloader{}, false
 	}
 	src, err := ParseSource(m.Source.URI.ValueString())
@@ -390,7 +383,7 @@ func downloaderOf(ctx context.Context, m *cacheModel) (Downloader, bool) {
 		return Downloader{}, false
 	}
 	def := DefaultDownloader(src.Scheme)
-	if !known(m.Downloader) {
+	if !object.Known(m.Downloader) {
 		return def, true
 	}
 	var d downloaderModel
@@ -398,7 +391,7 @@ func downloaderOf(ctx context.Context, m *cacheModel) (Downloader, bool) {
 		return def, true
 	}
 	out := def
-	if known(d.Image) {
+	if object.Known(d.Image) {
 		out.Image = d.Image.ValueString()
 	}
 	if !d.Command.IsUnknown() && !d.Command.IsNull() {
@@ -440,7 +433,7 @@ func listOf(s []string) types.List {
 
 func mapOf(m map[string]string, prior types.Map) types.Map {
 	if len(m) == 0 {
-		if known(prior) && len(prior.Elements()) == 0 {
+		if object.Known(prior) && len(prior.Elements()) == 0 {
 			return prior
 		}
 		return types.MapNull(types.StringType)
@@ -453,7 +446,7 @@ func mapOf(m map[string]string, prior types.Map) types.Map {
 }
 
 func stringMap(m types.Map) map[string]string {
-	if !known(m) {
+	if !object.Known(m) {
 		return nil
 	}
 	out := make(map[string]string, len(m.Elements()))
@@ -518,11 +511,11 @@ func resolve(ctx context.Context, m *cacheModel) (*spec, diag.Diagnostics) {
 
 // planKey is the warm-up key of a model (see spec.key), "" when not known.
 func planKey(m *cacheModel) string {
-	if m.Source == nil || !known(m.Source.URI) || m.Source.Revision.IsUnknown() || !known(m.SubPath) {
+	if m.Source == nil || !object.Known(m.Source.URI) || m.Source.Revision.IsUnknown() || !object.Known(m.SubPath) {
 		return ""
 	}
 	if m.Mode.ValueString() == ModeNodeLocal {
-		if !known(m.HostPath) {
+		if !object.Known(m.HostPath) {
 			return ""
 		}
 		return m.SubPath.ValueString() + "@" + m.HostPath.ValueString()
@@ -531,7 +524,7 @@ func planKey(m *cacheModel) string {
 }
 
 // warmedIn reports whether state holds a completed warm-up.
-func warmedIn(m *cacheModel) bool { return m != nil && m.Source != nil && known(m.WarmedAt) }
+func warmedIn(m *cacheModel) bool { return m != nil && m.Source != nil && object.Known(m.WarmedAt) }
 
 func (r *modelCache) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
@@ -553,7 +546,7 @@ func (r *modelCache) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 			return
 		}
 	}
-	if known(plan.Namespace) && known(plan.Name) {
+	if object.Known(plan.Namespace) && object.Known(plan.Name) {
 		plan.ID = types.StringValue(plan.Namespace.ValueString() + "/" + plan.Name.ValueString())
 		if config.MountPath.IsNull() {
 			plan.MountPath = types.StringValue(DefaultMountRoot + "/" + plan.Name.ValueString())
@@ -563,13 +556,13 @@ func (r *modelCache) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	sameMode := state != nil && state.Mode.ValueString() == mode
 	switch mode {
 	case ModePVC:
-		if known(plan.Name) {
+		if object.Known(plan.Name) {
 			plan.ClaimName = plan.Name
 		}
 		if config.AccessModes.IsNull() {
 			plan.AccessModes = listOf(DefaultAccessModes)
 		}
-		if plan.StorageClass.IsUnknown() && config.StorageClass.IsNull() && sameMode && known(state.StorageClass) {
+		if plan.StorageClass.IsUnknown() && config.StorageClass.IsNull() && sameMode && object.Known(state.StorageClass) {
 			plan.StorageClass = state.StorageClass // the class the server defaulted
 		}
 		plan.HostPath = types.StringNull()
@@ -581,7 +574,7 @@ func (r *modelCache) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 		if config.StorageClass.IsNull() {
 			plan.StorageClass = types.StringNull()
 		}
-		if config.HostPath.IsNull() && known(plan.Namespace) && known(plan.Name) {
+		if config.HostPath.IsNull() && object.Known(plan.Namespace) && object.Known(plan.Name) {
 			plan.HostPath = types.StringValue(defaultHostPath(&plan))
 		}
 		resp.Diagnostics.Append(r.warnEmptyPool(ctx, &plan)...)
@@ -593,7 +586,7 @@ func (r *modelCache) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 	if d, ok := downloaderOf(ctx, &withDefaults); ok {
 		plan.Downloader = downloaderValue(d)
 	}
-	if plan.Source != nil && known(plan.Source.URI) && !plan.Source.Revision.IsUnknown() {
+	if plan.Source != nil && object.Known(plan.Source.URI) && !plan.Source.Revision.IsUnknown() {
 		if src, err := ParseSource(plan.Source.URI.ValueString()); err == nil {
 			rev := src.EffectiveRevision(plan.Source.Revision.ValueString())
 			plan.SubPath = types.StringValue(SubPath(src.URI, rev))
@@ -621,17 +614,17 @@ func (r *modelCache) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 // size, class and access modes are fixed once a claim is bound.
 func claimReplacements(plan, config, state *cacheModel) tfpath.Paths {
 	var out tfpath.Paths
-	if known(plan.Size) && known(state.Size) {
+	if object.Known(plan.Size) && object.Known(state.Size) {
 		p, err1 := validators.ParseQuantity(plan.Size.ValueString())
 		s, err2 := validators.ParseQuantity(state.Size.ValueString())
 		if err1 != nil || err2 != nil || p.Cmp(s) != 0 {
 			out = append(out, tfpath.Root("size"))
 		}
 	}
-	if known(config.StorageClass) && known(state.StorageClass) && config.StorageClass.ValueString() != state.StorageClass.ValueString() {
+	if object.Known(config.StorageClass) && object.Known(state.StorageClass) && config.StorageClass.ValueString() != state.StorageClass.ValueString() {
 		out = append(out, tfpath.Root("storage_class"))
 	}
-	if known(plan.AccessModes) && known(state.AccessModes) {
+	if object.Known(plan.AccessModes) && object.Known(state.AccessModes) {
 		a, b := listValues(plan.AccessModes), listValues(state.AccessModes)
 		sort.Strings(a)
 		sort.Strings(b)
@@ -644,7 +637,7 @@ func claimReplacements(plan, config, state *cacheModel) tfpath.Paths {
 
 func (r *modelCache) warnEmptyPool(ctx context.Context, m *cacheModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if r.client == nil || !known(m.NodeSelector) {
+	if r.client == nil || !object.Known(m.NodeSelector) {
 		return diags
 	}
 	nodes, err := r.client.Nodes(ctx)
@@ -720,7 +713,7 @@ func warmedOf(m *cacheModel) *warmed {
 		return nil
 	}
 	w := &warmed{Revision: m.WarmedRevision.ValueString(), SubPath: m.SubPath.ValueString(), At: m.WarmedAt.ValueString()}
-	if known(m.SizeBytes) {
+	if object.Known(m.SizeBytes) {
 		n := m.SizeBytes.ValueInt64()
 		w.SizeBytes = &n
 	}
@@ -879,7 +872,7 @@ func (r *modelCache) Update(ctx context.Context, req resource.UpdateRequest, res
 }
 
 func orNone(v types.String) string {
-	if !known(v) {
+	if !object.Known(v) {
 		return "(none)"
 	}
 	return v.ValueString()

@@ -215,3 +215,11 @@ func SelectorString(m map[string]string) string {
 	sort.Strings(parts)
 	return "{" + strings.Join(parts, ", ") + "}"
 }
+
+// Known is true when v carries a value: neither null nor unknown.
+func Known(v interface {
+	IsNull() bool
+	IsUnknown() bool
+}) bool {
+	return !v.IsNull() && !v.IsUnknown()
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/sizing"
 )
 
@@ -91,13 +92,13 @@ func (m *sizingModel) input() (sizing.Input, bool, diag.Diagnostics) {
 	diags.Append(d...)
 	mem, d := validateGPUMemory(path.Root("gpu_memory"), m.GPUMemory)
 	diags.Append(d...)
-	if known(m.GPUsPerNode) && m.GPUsPerNode.ValueInt64() < 1 {
+	if object.Known(m.GPUsPerNode) && m.GPUsPerNode.ValueInt64() < 1 {
 		diags.AddAttributeError(path.Root("gpus_per_node"), "Invalid gpus_per_node", "must be at least 1.")
 	}
-	if known(m.KVCacheBytesPerRequest) && m.KVCacheBytesPerRequest.ValueInt64() < 1 {
+	if object.Known(m.KVCacheBytesPerRequest) && m.KVCacheBytesPerRequest.ValueInt64() < 1 {
 		diags.AddAttributeError(path.Root("kv_cache_bytes_per_request"), "Invalid kv_cache_bytes_per_request", "must be at least 1 byte.")
 	}
-	if diags.HasError() || w == 0 || mem == 0 || !known(m.GPUsPerNode) || m.KVCacheBytesPerRequest.IsUnknown() || m.ReserveFraction.IsUnknown() {
+	if diags.HasError() || w == 0 || mem == 0 || !object.Known(m.GPUsPerNode) || m.KVCacheBytesPerRequest.IsUnknown() || m.ReserveFraction.IsUnknown() {
 		return sizing.Input{}, false, diags
 	}
 	return sizing.Input{ModelBytes: w, GPUMemoryBytes: mem, GPUsPerNode: m.GPUsPerNode.ValueInt64(),

@@ -179,7 +179,7 @@ func (m *lwsGroupModel) groupGPUs() (int64, bool) {
 		return 0, false
 	}
 	size := int64(1)
-	if known(m.Size) {
+	if object.Known(m.Size) {
 		size = m.Size.ValueInt64()
 	}
 	return m.leaderTemplate().gpus() + (size-1)*m.Worker.gpus(), true
@@ -207,7 +207,7 @@ func lwsFields(m *lwsGroupModel) map[string]any {
 		spec["rolloutStrategy"] = map[string]any{"type": "RollingUpdate", "rollingUpdateConfiguration": cfg}
 	}
 	meta := map[string]any{}
-	if known(m.QueueName) {
+	if object.Known(m.QueueName) {
 		meta["labels"] = map[string]any{QueueLabel: m.QueueName.ValueString()}
 	}
 	if m.Serving != nil {
@@ -218,7 +218,7 @@ func lwsFields(m *lwsGroupModel) map[string]any {
 
 // intOrString writes "1" as 1 and "25%" as "25%".
 func intOrString(v types.String) any {
-	if !known(v) {
+	if !object.Known(v) {
 		return nil
 	}
 	if n, err := strconv.ParseInt(v.ValueString(), 10, 64); err == nil {
@@ -318,11 +318,11 @@ func sizingOf(m *lwsGroupModel) (weights, mem int64, reserve float64, tp int64, 
 			"serving sizes a model on GPUs, but the group requests none: set worker.gpus (and leader.gpus).")
 	}
 	switch {
-	case known(s.TensorParallel):
+	case object.Known(s.TensorParallel):
 		tp = s.TensorParallel.ValueInt64()
 		if groupKnown && group > 0 && tp > group {
 			size := int64(1)
-			if known(m.Size) {
+			if object.Known(m.Size) {
 				size = m.Size.ValueInt64()
 			}
 			diags.AddAttributeError(servingPath("tensor_parallel"), "More tensor parallelism than GPUs",
@@ -354,7 +354,7 @@ func checkFit(m *lwsGroupModel) diag.Diagnostics {
 
 func validateLWS(m *lwsGroupModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if c := m.ModelCache; c != nil && known(c.Mode) {
+	if c := m.ModelCache; c != nil && object.Known(c.Mode) {
 		switch mode := c.Mode.ValueString(); {
 		case mode == "pvc" && c.ClaimName.IsNull():
 			diags.AddAttributeError(path.Root("model_cache").AtName("claim_name"), "Missing claim_name", "a pvc model cache is mounted by its claim_name.")
@@ -371,7 +371,7 @@ func validateLWS(m *lwsGroupModel) diag.Diagnostics {
 // derive sets the computed attributes from the model (no I/O).
 func derive(m *lwsGroupModel) {
 	m.GPUsTotal, m.MaxConcurrency = types.Int64Unknown(), types.Int64Null()
-	if g, ok := m.groupGPUs(); ok && known(m.Replicas) {
+	if g, ok := m.groupGPUs(); ok && object.Known(m.Replicas) {
 		m.GPUsTotal = types.Int64Value(m.Replicas.ValueInt64() * g)
 	}
 	s := m.Serving
@@ -380,7 +380,7 @@ func derive(m *lwsGroupModel) {
 	}
 	m.MaxConcurrency = types.Int64Unknown()
 	weights, mem, reserve, tp, ok, _ := sizingOf(m)
-	if !ok || !known(s.KVCacheBytesPerRequest) || !known(m.Replicas) {
+	if !ok || !object.Known(s.KVCacheBytesPerRequest) || !object.Known(m.Replicas) {
 		return
 	}
 	usable, err := sizing.UsablePerGPU(mem, reserve)

@@ -143,7 +143,7 @@ func checkPool(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagn
 		return diags
 	}
 	check(m.Leader, path.Root("leader"), "leader")
-	if !known(m.Size) || m.Size.ValueInt64() > 1 {
+	if !object.Known(m.Size) || m.Size.ValueInt64() > 1 {
 		check(m.Worker, path.Root("worker"), "worker")
 	}
 	return diags
@@ -160,10 +160,10 @@ func startupProbe(m *lwsGroupModel) map[string]any {
 		return nil
 	}
 	port, p := int64(DefaultServingPort), DefaultHealthPath
-	if known(s.Port) {
+	if object.Known(s.Port) {
 		port = s.Port.ValueInt64()
 	}
-	if known(s.HealthPath) {
+	if object.Known(s.HealthPath) {
 		p = s.HealthPath.ValueString()
 	}
 	handler := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstr.FromInt32(int32(port))}}

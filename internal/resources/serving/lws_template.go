@@ -124,7 +124,7 @@ func (c *modelCacheModel) cache() modelcache.Cache {
 
 // gpus is the template's GPUs, 0 when unset.
 func (t *podTemplateModel) gpus() int64 {
-	if t == nil || !known(t.GPUs) {
+	if t == nil || !object.Known(t.GPUs) {
 		return 0
 	}
 	return t.GPUs.ValueInt64()

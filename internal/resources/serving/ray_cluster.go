@@ -317,15 +317,8 @@ func rayClusterAttributes() map[string]schema.Attribute {
 
 // ---- model → object -------------------------------------------------------
 
-func rayKnown(v interface {
-	IsNull() bool
-	IsUnknown() bool
-}) bool {
-	return !v.IsNull() && !v.IsUnknown()
-}
-
 func rayImageOf(m *rayClusterModel) string {
-	if rayKnown(m.Image) {
+	if object.Known(m.Image) {
 		return m.Image.ValueString()
 	}
 	return rayDefaultImage + m.RayVersion.ValueString()
@@ -335,7 +328,7 @@ func rayResourcesOut(cpu, memory types.String, gpus types.Int64) map[string]any 
 	limits := map[string]any{}
 	object.Put(limits, "cpu", cpu)
 	object.Put(limits, "memory", memory)
-	if rayKnown(gpus) && gpus.ValueInt64() > 0 {
+	if object.Known(gpus) && gpus.ValueInt64() > 0 {
 		limits[capacity.DefaultGPUResource] = strconv.FormatInt(gpus.ValueInt64(), 10)
 	}
 	if len(limits) == 0 {
@@ -373,7 +366,7 @@ func rayPodTemplate(m *rayClusterModel, container string, res map[string]any, ex
 		object.Put(spec, k, v)
 	}
 	tmpl := map[string]any{"spec": spec}
-	if rayKnown(m.QueueName) {
+	if object.Known(m.QueueName) {
 		tmpl["metadata"] = map[string]any{"labels": map[string]any{rayQueueLabel: m.QueueName.ValueString()}}
 	}
 	return tmpl
@@ -429,7 +422,7 @@ func rayClusterFields(m *rayClusterModel) map[string]any {
 	}
 	object.Put(spec, "suspend", m.Suspend)
 	fields := map[string]any{"spec": spec}
-	if rayKnown(m.QueueName) {
+	if object.Known(m.QueueName) {
 		fields["metadata"] = map[string]any{"labels": map[string]any{rayQueueLabel: m.QueueName.ValueString()}}
 	}
 	return fields
@@ -453,7 +446,7 @@ func rayTolerationsOut(ts []rayToleration) []any {
 
 // raySeconds parses a duration in whole seconds; -1 and no error when unset.
 func raySeconds(s types.String) (int64, error) {
-	if !rayKnown(s) {
+	if !object.Known(s) {
 		return -1, nil
 	}
 	d, err := time.ParseDuration(s.ValueString())
@@ -551,7 +544,7 @@ func readRayCluster(live map[string]any, m *rayClusterModel) {
 	if autoscaling {
 		// The autoscaler owns replicas once running: keep what was configured.
 		for i := range groups {
-			if i < len(m.WorkerGroups) && rayKnown(m.WorkerGroups[i].Replicas) {
+			if i < len(m.WorkerGroups) && object.Known(m.WorkerGroups[i].Replicas) {
 				groups[i].Replicas = m.WorkerGroups[i].Replicas
 			}
 		}
@@ -620,7 +613,7 @@ func rayResourcesIn(c map[string]any, cpu, memory types.String, gpus types.Int64
 			g = types.Int64Value(n)
 		}
 	}
-	if g.IsNull() && rayKnown(gpus) && gpus.ValueInt64() == 0 {
+	if g.IsNull() && object.Known(gpus) && gpus.ValueInt64() == 0 {
 		g = gpus // 0 written as no GPU
 	}
 	return object.Quantity(limits["cpu"], cpu), object.Quantity(limits["memory"], memory), g
@@ -629,7 +622,7 @@ func rayResourcesIn(c map[string]any, cpu, memory types.String, gpus types.Int64
 // rayOwnedSelector reads a node selector. With a prior value only its keys are
 // compared: Kueue adds its flavor's node labels on admission.
 func rayOwnedSelector(live map[string]any, prior types.Map) types.Map {
-	if rayKnown(prior) {
+	if object.Known(prior) {
 		owned := map[string]any{}
 		for k := range prior.Elements() {
 			if v, ok := live[k]; ok {
@@ -703,7 +696,7 @@ func rayReadCache(tmpl, c map[string]any, prior *rayModelCache) *rayModelCache {
 	if hp, _ := object.Field(vol, "hostPath", "path").(string); hp != "" {
 		out.Mode = types.StringValue(modelcache.ModeNodeLocal)
 		out.HostPath, out.SubPath = types.StringValue(path.Dir(hp)), types.StringValue(path.Base(hp))
-		if rayKnown(p.HostPath) && rayKnown(p.SubPath) && path.Join(p.HostPath.ValueString(), p.SubPath.ValueString()) == hp {
+		if object.Known(p.HostPath) && object.Known(p.SubPath) && path.Join(p.HostPath.ValueString(), p.SubPath.ValueString()) == hp {
 			out.HostPath, out.SubPath = p.HostPath, p.SubPath
 		}
 		if !p.ClaimName.IsNull() {
@@ -718,7 +711,7 @@ func rayReadCache(tmpl, c map[string]any, prior *rayModelCache) *rayModelCache {
 
 func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if rayKnown(m.Name) && len(m.Name.ValueString()+"-head-svc") > 63 {
+	if object.Known(m.Name) && len(m.Name.ValueString()+"-head-svc") > 63 {
 		diags.AddAttributeError(tfpath.Root("name"), "Name too long",
 			fmt.Sprintf("%q is %d characters; KubeRay's head Service %q must fit in 63, so the name may have at most 54.",
 				m.Name.ValueString(), len(m.Name.ValueString()), m.Name.ValueString()+"-head-svc"))
@@ -726,28 +719,28 @@ func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 	seen := map[string]int{}
 	for i, g := range m.WorkerGroups {
 		p := tfpath.Root("worker_groups").AtListIndex(i)
-		if rayKnown(g.Name) {
+		if object.Known(g.Name) {
 			if j, dup := seen[g.Name.ValueString()]; dup {
 				diags.AddAttributeError(p.AtName("name"), "Duplicate worker group",
 					fmt.Sprintf("%q is also the name of worker_groups[%d]; group names must be unique.", g.Name.ValueString(), j))
 			}
 			seen[g.Name.ValueString()] = i
 		}
-		if rayKnown(g.MinReplicas) && rayKnown(g.Replicas) && g.Replicas.ValueInt64() < g.MinReplicas.ValueInt64() {
+		if object.Known(g.MinReplicas) && object.Known(g.Replicas) && g.Replicas.ValueInt64() < g.MinReplicas.ValueInt64() {
 			diags.AddAttributeError(p.AtName("replicas"), "Replicas below min_replicas",
 				fmt.Sprintf("replicas = %d is less than min_replicas = %d.", g.Replicas.ValueInt64(), g.MinReplicas.ValueInt64()))
 		}
-		if rayKnown(g.MaxReplicas) && rayKnown(g.Replicas) && g.Replicas.ValueInt64() > g.MaxReplicas.ValueInt64() {
+		if object.Known(g.MaxReplicas) && object.Known(g.Replicas) && g.Replicas.ValueInt64() > g.MaxReplicas.ValueInt64() {
 			diags.AddAttributeError(p.AtName("replicas"), "Replicas above max_replicas",
 				fmt.Sprintf("replicas = %d is more than max_replicas = %d.", g.Replicas.ValueInt64(), g.MaxReplicas.ValueInt64()))
 		}
-		if rayKnown(g.MaxReplicas) && rayKnown(g.MinReplicas) && g.MinReplicas.ValueInt64() > g.MaxReplicas.ValueInt64() {
+		if object.Known(g.MaxReplicas) && object.Known(g.MinReplicas) && g.MinReplicas.ValueInt64() > g.MaxReplicas.ValueInt64() {
 			diags.AddAttributeError(p.AtName("min_replicas"), "min_replicas above max_replicas",
 				fmt.Sprintf("min_replicas = %d is more than max_replicas = %d.", g.MinReplicas.ValueInt64(), g.MaxReplicas.ValueInt64()))
 		}
 		for j, t := range g.Tolerations {
 			tp := p.AtName("tolerations").AtListIndex(j)
-			if t.Operator.ValueString() == "Exists" && rayKnown(t.Value) && t.Value.ValueString() != "" {
+			if t.Operator.ValueString() == "Exists" && object.Known(t.Value) && t.Value.ValueString() != "" {
 				diags.AddAttributeError(tp.AtName("value"), "Value with Exists",
 					"a toleration with operator Exists takes no value.")
 			}
@@ -757,11 +750,11 @@ func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 			}
 		}
 	}
-	if a := m.Autoscaling; a != nil && rayKnown(a.IdleTimeout) {
+	if a := m.Autoscaling; a != nil && object.Known(a.IdleTimeout) {
 		p := tfpath.Root("autoscaling").AtName("idle_timeout")
 		if _, err := raySeconds(a.IdleTimeout); err != nil {
 			diags.AddAttributeError(p, "Invalid idle timeout", fmt.Sprintf("%v (e.g. \"60s\", \"5m\").", err))
-		} else if rayKnown(a.Enabled) && !a.Enabled.ValueBool() {
+		} else if object.Known(a.Enabled) && !a.Enabled.ValueBool() {
 			diags.AddAttributeWarning(p, "Idle timeout without autoscaling", "has no effect while autoscaling.enabled = false.")
 		}
 	}
@@ -778,10 +771,10 @@ func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 		case mode == modelcache.ModeNodeLocal && mc.HostPath.IsNull():
 			diags.AddAttributeError(p.AtName("host_path"), "Missing host path", "mode node_local mounts the node's copy; give host_path.")
 		}
-		if rayKnown(mc.MountPath) && !strings.HasPrefix(mc.MountPath.ValueString(), "/") {
+		if object.Known(mc.MountPath) && !strings.HasPrefix(mc.MountPath.ValueString(), "/") {
 			diags.AddAttributeError(p.AtName("mount_path"), "Relative mount path", fmt.Sprintf("%q must be an absolute path.", mc.MountPath.ValueString()))
 		}
-		if rayKnown(mc.SubPath) && (mc.SubPath.ValueString() == "" || strings.HasPrefix(mc.SubPath.ValueString(), "/") || strings.Contains(mc.SubPath.ValueString(), "..")) {
+		if object.Known(mc.SubPath) && (mc.SubPath.ValueString() == "" || strings.HasPrefix(mc.SubPath.ValueString(), "/") || strings.Contains(mc.SubPath.ValueString(), "..")) {
 			diags.AddAttributeError(p.AtName("sub_path"), "Invalid sub path", fmt.Sprintf("%q must be a relative path inside the cache.", mc.SubPath.ValueString()))
 		}
 	}
@@ -792,7 +785,7 @@ func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 // against the live nodes its node selector matches (one listing per run).
 func planRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	if rayKnown(m.Name) && rayKnown(m.Namespace) && (m.Head == nil || !m.Head.RayStartParams.IsUnknown()) {
+	if object.Known(m.Name) && object.Known(m.Namespace) && (m.Head == nil || !m.Head.RayStartParams.IsUnknown()) {
 		raySetAddresses(m, m.Name.ValueString(), m.Namespace.ValueString())
 	}
 	if c == nil {
@@ -800,7 +793,7 @@ func planRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 	}
 	var nodes []corev1.Node
 	for i, g := range m.WorkerGroups {
-		if !rayKnown(g.GPUs) || g.GPUs.ValueInt64() == 0 || !rayKnown(g.NodeSelector) {
+		if !object.Known(g.GPUs) || g.GPUs.ValueInt64() == 0 || !object.Known(g.NodeSelector) {
 			continue
 		}
 		if nodes == nil {
@@ -850,7 +843,7 @@ func waitRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 	case m.Suspend.ValueBool():
 		tflog.Info(ctx, fmt.Sprintf("RayCluster %s is suspended: not waiting for it", ref))
 		return diags
-	case rayKnown(m.QueueName):
+	case object.Known(m.QueueName):
 		tflog.Info(ctx, fmt.Sprintf("RayCluster %s is queued in %q: it starts when Kueue admits it; not waiting", ref, m.QueueName.ValueString()))
 		return diags
 	}

@@ -12,19 +12,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/sizing"
 )
 
 // What the sizing data source and a group's serving block share: how the
 // weights are described and checked (internal/sizing does the arithmetic).
-
-// known is true when v carries a value.
-func known(v interface {
-	IsNull() bool
-	IsUnknown() bool
-}) bool {
-	return !v.IsNull() && !v.IsUnknown()
-}
 
 // anyUnknown is true when a value is not known until apply.
 func anyUnknown(vs ...interface{ IsUnknown() bool }) bool {
@@ -94,7 +87,7 @@ func validateWeights(parent path.Path, modelBytes types.Int64, params types.Floa
 // validateReserve checks reserve_fraction ∈ [0, 1); null is the default.
 func validateReserve(p path.Path, v types.Float64) (float64, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	if !known(v) {
+	if !object.Known(v) {
 		return sizing.DefaultReserveFraction, diags
 	}
 	r := v.ValueFloat64()
@@ -108,7 +101,7 @@ func validateReserve(p path.Path, v types.Float64) (float64, diag.Diagnostics) {
 // validateGPUMemory parses gpu_memory; 0 when null, unknown or invalid.
 func validateGPUMemory(p path.Path, v types.String) (int64, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	if !known(v) {
+	if !object.Known(v) {
 		return 0, diags
 	}
 	b, err := sizing.ParseGPUMemory(v.ValueString())

@@ -96,10 +96,11 @@ type Spec[T any] struct {
 	// object's controller (readiness) and refresh m's computed attributes.
 	AfterApply func(ctx context.Context, c *kube.Client, m *T) diag.Diagnostics
 	// BeforeApply, when set, may adjust the fields about to be applied from
-	// the live object (nil when it does not exist yet) — values another
-	// controller owns and the configuration leaves to it — and may ask for a
-	// forced apply, for fields that controller only ever updates.
-	BeforeApply func(ctx context.Context, m *T, live map[string]any, fields map[string]any) (force bool)
+	// the live object, which live reads when called (nil when the object does
+	// not exist yet) — values another controller owns and the configuration
+	// leaves to it — and may ask for a forced apply, for fields that
+	// controller only ever updates.
+	BeforeApply func(ctx context.Context, m *T, fields map[string]any, live func() (map[string]any, error)) (force bool, err error)
 }
 
 // Resource is the generic Terraform resource for one Kubernetes object.
@@ -313,16 +314,19 @@ func (r *Resource[T, P]) apply(ctx context.Context, m *T) diag.Diagnostics {
 	fields := r.spec.Fields(m)
 	force := r.client.ForceConflicts()
 	if r.spec.BeforeApply != nil {
-		current, found, err := r.client.Get(ctx, r.spec.Kind, ref)
+		current := func() (map[string]any, error) {
+			obj, found, err := r.client.Get(ctx, r.spec.Kind, ref)
+			if err != nil || !found {
+				return nil, err
+			}
+			return obj.Object, nil
+		}
+		forced, err := r.spec.BeforeApply(ctx, m, fields, current)
 		if err != nil {
 			diags.AddError(fmt.Sprintf("Reading %s %s failed", r.spec.Kind.Kind, ref), err.Error())
 			return diags
 		}
-		var obj map[string]any
-		if found {
-			obj = current.Object
-		}
-		force = r.spec.BeforeApply(ctx, m, obj, fields) || force
+		force = forced || force
 	}
 	live, err := r.client.ApplyForce(ctx, r.spec.Kind, kube.NewObject(r.spec.Kind, ref, fields), force)
 	if err != nil {

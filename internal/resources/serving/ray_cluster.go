@@ -148,9 +148,13 @@ func NewRayCluster() resource.Resource {
 // unchanged, and the apply takes the list back by force — the autoscaler
 // never applies, so it loses nothing and keeps scaling. Configured replicas
 // are only the initial count of a new group.
-func keepAutoscalerReplicas(_ context.Context, m *rayClusterModel, live, fields map[string]any) bool {
-	if live == nil || m.Autoscaling == nil || !m.Autoscaling.Enabled.ValueBool() {
-		return false
+func keepAutoscalerReplicas(_ context.Context, m *rayClusterModel, fields map[string]any, read func() (map[string]any, error)) (bool, error) {
+	if m.Autoscaling == nil || !m.Autoscaling.Enabled.ValueBool() {
+		return false, nil // nothing to keep: no read
+	}
+	live, err := read()
+	if err != nil || live == nil {
+		return false, err
 	}
 	current := map[string]map[string]any{}
 	for _, g := range object.Items(live, "spec", "workerGroupSpecs") {
@@ -174,7 +178,7 @@ func keepAutoscalerReplicas(_ context.Context, m *rayClusterModel, live, fields 
 			}
 		}
 	}
-	return true
+	return true, nil
 }
 
 // autoscalerReplicas keeps an existing worker group's unconfigured replicas

@@ -1,0 +1,282 @@
+package fabric
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func readLog(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "published", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The published logs (sources in testdata/published/SOURCES.md).
+func TestParsePublished(t *testing.T) {
+	for _, tc := range []struct {
+		file      string
+		err       error // errors.Is target; nil for a complete log
+		rows      int
+		peak      float64
+		peakAt    int64
+		avg       float64
+		avgSeen   bool
+		oob       int64
+		oobOK     bool
+		wrong     int64
+		transport Transport
+		network   string
+		devices   []string
+		info      bool
+		nccl      string
+		tests     string
+		coll      string
+		hosts     []string
+		check     func(t *testing.T, r *Result)
+	}{
+		{
+			file: "socket_truncated_nccl2.25.1.log", err: ErrTruncated,
+			transport: TransportSocket, network: "Socket", devices: []string{"eno2:10.42.0.2<0>"}, info: true,
+			nccl: "2.25.1+cuda12.1", hosts: []string{"agzen-worker"},
+			check: func(t *testing.T, r *Result) {
+				if !r.Net.IBDisabled || r.Net.NetChannels != 8 || r.Net.GDR {
+					t.Errorf("net = %+v, want IB disabled, 8 NET channels, no GDR", r.Net)
+				}
+				if r.Ranks[0].Rank != 1 || r.Ranks[0].Group != 0 || r.Ranks[0].PID != 475220 || r.Ranks[0].GPU != "NVIDIA GeForce RTX 4090" {
+					t.Errorf("rank = %+v", r.Ranks[0])
+				}
+			},
+		},
+		{
+			file: "roce_failed_nccl2.19.3.log", err: ErrNoTable,
+			transport: TransportRoCE, network: "IB", devices: []string{"mlx5_10:1/RoCE", "mlx5_11:1/RoCE"}, info: true,
+			nccl: "2.19.3+cuda12.3", hosts: []string{"dgxh100-3"},
+			check: func(t *testing.T, r *Result) {
+				if r.Ranks[0].Group != -1 || r.Ranks[0].BusID != "0xd1" {
+					t.Errorf("old-style rank line read as %+v", r.Ranks[0])
+				}
+			},
+		},
+		{
+			file: "ib_footer_nccl-tests119.log",
+			rows: 6, peak: 96.69, peakAt: 132120584, avg: 84.8558, avgSeen: true, oobOK: true,
+			check: func(t *testing.T, r *Result) {
+				row := r.Rows[0]
+				if row.Redop != "sum" || row.Root != -1 || row.Count != 31981570 || row.OutOfPlace.TimeUS != 2560.7 ||
+					row.OutOfPlace.AlgBW != 49.96 || row.InPlace == nil || row.InPlace.BusBW != 95.92 {
+					t.Errorf("first row = %+v (in-place %+v)", row, row.InPlace)
+				}
+			},
+		},
+		{
+			file: "oob_failed_old_format.log",
+			rows: 1, peak: 129.05, peakAt: 4294967296, avg: 128.942, avgSeen: true, oob: 2, wrong: 2,
+			check: func(t *testing.T, r *Result) {
+				row := r.Rows[0]
+				if row.Redop != "" || row.Root != -1 || row.Type != "float" || row.OutOfPlace.MaxError != 1 || row.OutOfPlace.Wrong != 1 {
+					t.Errorf("old-format row = %+v", row)
+				}
+			},
+		},
+		{
+			file: "wrong_truncated_nccl-tests179.log", err: ErrTruncated,
+			rows: 5, wrong: 4 + 4 + 8 + 6 + 16 + 12 + 30 + 24 + 54 + 52, info: true, peakAt: 0,
+		},
+		{
+			file: "rccl_concluded_footer.log",
+			rows: 4, peak: 361.17, peakAt: 17179869184, avg: 142.652, avgSeen: true, oobOK: true, coll: "all_reduce_perf",
+		},
+		{
+			file: "alltoall_na_nccl-tests287.log",
+			rows: 1, avgSeen: true, oobOK: true, hosts: []string{"GENOA-01"},
+			check: func(t *testing.T, r *Result) {
+				row := r.Rows[0]
+				if row.Redop != "none" || row.OutOfPlace.Wrong != 0 || row.InPlace.Wrong != -1 || row.InPlace.AlgBW != 43046.10 {
+					t.Errorf("row = %+v in-place %+v", row, row.InPlace)
+				}
+				if r.NGPUs != 1 || r.MinBytes != 33554432 || r.MaxBytes != 33554432 {
+					t.Errorf("params = %d %d %d", r.NGPUs, r.MinBytes, r.MaxBytes)
+				}
+			},
+		},
+		{
+			file: "roce_truncated_nccl-tests2.20.0.log", err: ErrTruncated,
+			rows: 4, peak: 1.01, peakAt: 65536, tests: "2.20.0", nccl: "2.31.2", coll: "all_reduce_perf",
+			hosts: []string{"spark-d708", "spark-dbf4"},
+			check: func(t *testing.T, r *Result) {
+				if r.NThread != 1 || r.NGPUs != 1 || r.MinBytes != 8192 || r.MaxBytes != 8589934592 {
+					t.Errorf("params = %d %d %d %d", r.NThread, r.NGPUs, r.MinBytes, r.MaxBytes)
+				}
+				if len(r.Ranks) != 2 || r.Ranks[1].BusID != "000f:01:00" || r.Ranks[1].GPU != "NVIDIA GB10" {
+					t.Errorf("ranks = %+v", r.Ranks)
+				}
+			},
+		},
+		{
+			file: "socket_broadcast_nccl2.9.6.log", err: ErrTruncated,
+			rows: 1, transport: TransportSocket, nccl: "2.9.6+cuda11.2", hosts: []string{"v100-gpu-1", "v100-gpu-5"},
+			check: func(t *testing.T, r *Result) {
+				row := r.Rows[0]
+				if row.Root != 0 || row.Redop != "" || row.OutOfPlace.Wrong != -1 || row.InPlace.Wrong != -1 {
+					t.Errorf("broadcast row = %+v in-place %+v", row, row.InPlace)
+				}
+				if !r.Net.IBNoDevice || len(r.Warnings) != 2 {
+					t.Errorf("IBNoDevice %v, warnings %q", r.Net.IBNoDevice, r.Warnings)
+				}
+			},
+		},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			r, err := Parse(readLog(t, tc.file))
+			if tc.err == nil && err != nil || tc.err != nil && !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if r == nil {
+				t.Fatal("nil result")
+			}
+			if tc.err == ErrTruncated && !strings.Contains(err.Error(), "truncated") {
+				t.Errorf("error %q does not say truncated", err)
+			}
+			if len(r.Rows) != tc.rows {
+				t.Errorf("rows = %d, want %d", len(r.Rows), tc.rows)
+			}
+			if r.PeakBusBW != tc.peak || tc.peakAt != 0 && r.PeakBusBWAtSize != tc.peakAt {
+				t.Errorf("peak = %v at %d, want %v at %d", r.PeakBusBW, r.PeakBusBWAtSize, tc.peak, tc.peakAt)
+			}
+			if r.AvgBusBW != tc.avg || r.AvgBusBWSeen != tc.avgSeen {
+				t.Errorf("avg = %v (%v), want %v (%v)", r.AvgBusBW, r.AvgBusBWSeen, tc.avg, tc.avgSeen)
+			}
+			if r.OutOfBounds != tc.oob || r.OutOfBoundsOK != tc.oobOK {
+				t.Errorf("oob = %d ok=%v, want %d ok=%v", r.OutOfBounds, r.OutOfBoundsOK, tc.oob, tc.oobOK)
+			}
+			if r.WrongTotal != tc.wrong {
+				t.Errorf("wrong = %d, want %d", r.WrongTotal, tc.wrong)
+			}
+			if r.Net.Transport != tc.transport || r.Net.Network != tc.network {
+				t.Errorf("transport = %q network %q, want %q %q", r.Net.Transport, r.Net.Network, tc.transport, tc.network)
+			}
+			if tc.devices != nil && !reflect.DeepEqual(r.Net.Devices, tc.devices) {
+				t.Errorf("devices = %q, want %q", r.Net.Devices, tc.devices)
+			}
+			if r.Net.DebugInfo != tc.info {
+				t.Errorf("DebugInfo = %v, want %v", r.Net.DebugInfo, tc.info)
+			}
+			if r.NCCLVersion != tc.nccl || r.TestsVersion != tc.tests || r.Collective != tc.coll {
+				t.Errorf("versions = nccl %q tests %q coll %q, want %q %q %q", r.NCCLVersion, r.TestsVersion, r.Collective, tc.nccl, tc.tests, tc.coll)
+			}
+			if tc.hosts != nil && !reflect.DeepEqual(r.Hosts, tc.hosts) {
+				t.Errorf("hosts = %q, want %q", r.Hosts, tc.hosts)
+			}
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+}
+
+// Synthetic lines (written for these tests, not captured) for the shapes the
+// published logs above do not show: mpirun's --tag-output prefix, GPUDirect
+// RDMA channels, an InfiniBand device list, launcher failures.
+func TestParseSynthetic(t *testing.T) {
+	const table = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+	t.Run("mpirun tag-output prefix", func(t *testing.T) {
+		log := "[1,0]<stdout>:" + table +
+			"[1,0]<stdout>:  1073741824     268435456     float     sum      -1   5000.0  214.75  402.65      0   5001.0  214.71  402.58      0\n" +
+			"[1,0]<stdout>:# Out of bounds values : 0 OK\n" +
+			"[1,0]<stdout>:# Avg bus bandwidth    : 350.5\n"
+		r, err := Parse(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Rows) != 1 || r.PeakBusBW != 402.65 || r.AvgBusBW != 350.5 {
+			t.Errorf("rows %d peak %v avg %v", len(r.Rows), r.PeakBusBW, r.AvgBusBW)
+		}
+	})
+	t.Run("IB with GDRDMA", func(t *testing.T) {
+		log := "node-a:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.0.1<0>\n" +
+			"node-a:1:2 [0] NCCL INFO Using network IB\n" +
+			"node-a:1:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n" +
+			"node-a:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] via P2P/IPC\n"
+		n := readNet(strings.Split(log, "\n"))
+		if n.Transport != TransportIB || !n.GDR || n.NetChannels != 1 || n.IntraChannels != 1 ||
+			!reflect.DeepEqual(n.Devices, []string{"mlx5_0:1/IB", "mlx5_1:1/IB"}) {
+			t.Errorf("net = %+v", n)
+		}
+	})
+	t.Run("network plugin", func(t *testing.T) {
+		n := readNet([]string{"h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_1:1/IB/SHARP [RO]; OOB ens7:172.27.32.104<0>",
+			"h:1:2 [0] NCCL INFO Using network IBext_v8"})
+		if n.Transport != TransportIB || n.Network != "IBext_v8" || !reflect.DeepEqual(n.Devices, []string{"mlx5_1:1/IB/SHARP"}) {
+			t.Errorf("net = %+v", n)
+		}
+		n = readNet([]string{"h:1:2 [0] NCCL INFO Using network AWS Libfabric"})
+		if n.Transport != TransportOther || n.Network != "AWS Libfabric" {
+			t.Errorf("net = %+v", n)
+		}
+	})
+	t.Run("single node", func(t *testing.T) {
+		n := readNet([]string{"h:1:2 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/direct pointer"})
+		if n.Transport != TransportIntraNode {
+			t.Errorf("net = %+v", n)
+		}
+	})
+	t.Run("launcher cannot resolve a worker", func(t *testing.T) {
+		r, err := Parse("ssh: Could not resolve hostname check-worker-1.check: Name or service not known\n")
+		if !errors.Is(err, ErrNoTable) || len(r.LauncherErrors) != 1 {
+			t.Fatalf("err %v launcher errors %q", err, r.LauncherErrors)
+		}
+		items := strings.Join(Checklist(r, nil, Input{}), "\n")
+		if !strings.Contains(items, "DNS") || !strings.Contains(items, "NCCL_DEBUG=INFO") {
+			t.Errorf("checklist = %s", items)
+		}
+	})
+	t.Run("footer without table", func(t *testing.T) {
+		r, err := Parse(table + "# Out of bounds values : 0 OK\n")
+		if !errors.Is(err, ErrTruncated) || r.FooterSeen != true {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("empty", func(t *testing.T) {
+		if _, err := Parse(""); !errors.Is(err, ErrNoTable) {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	entries, err := os.ReadDir(filepath.Join("testdata", "published"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".log") {
+			f.Add(readLog(f, e.Name()))
+		}
+	}
+	f.Add("[1,0]<stdout>:# Out of bounds values : 3 FAILED\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := Parse(s)
+		if r == nil {
+			t.Fatal("nil result")
+		}
+		if err == nil && (!r.FooterSeen || len(r.Rows) == 0) {
+			t.Fatalf("complete result without a footer or rows: %+v", r)
+		}
+		for _, row := range r.Rows {
+			if row.SizeBytes < 0 || row.OutOfPlace.BusBW > r.PeakBusBW || row.InPlace != nil && row.InPlace.BusBW > r.PeakBusBW {
+				t.Fatalf("row %+v above peak %v", row, r.PeakBusBW)
+			}
+		}
+		if r.WrongTotal < 0 || r.OutOfBounds < 0 {
+			t.Fatalf("negative counts: %+v", r)
+		}
+		_ = Checklist(r, nil, Input{NICsPerNode: 8})
+	})
+}

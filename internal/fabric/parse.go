@@ -84,14 +84,14 @@ type Result struct {
 	Hosts        []string // distinct hosts of the rank lines, in order of appearance
 	Rows         []Row
 
-	OutOfBounds     int64 // "# Out of bounds values : N …"
-	OutOfBoundsOK   bool  // the footer said OK
-	FooterSeen      bool
-	AvgBusBW        float64 // "# Avg bus bandwidth : X"
-	AvgBusBWSeen    bool
-	WrongTotal      int64 // sum of the #wrong columns (≥ 0 values only)
-	PeakBusBW       float64
-	PeakBusBWAtSize int64
+	OutOfBounds    int64 // "# Out of bounds values : N …"
+	OutOfBoundsOK  bool  // the footer said OK
+	FooterSeen     bool
+	AvgBusBW       float64 // "# Avg bus bandwidth : X"
+	AvgBusBWSeen   bool
+	WrongTotal     int64 // sum of the #wrong columns (≥ 0 values only)
+	MaxBusBW       float64
+	MaxBusBWAtSize int64
 
 	Net Net // what NCCL_DEBUG=INFO lines say about the transport
 
@@ -213,8 +213,8 @@ func Parse(text string) (*Result, error) {
 			if m.Wrong > 0 {
 				r.WrongTotal += m.Wrong
 			}
-			if m.BusBW > r.PeakBusBW {
-				r.PeakBusBW, r.PeakBusBWAtSize = m.BusBW, row.SizeBytes
+			if m.BusBW > r.MaxBusBW {
+				r.MaxBusBW, r.MaxBusBWAtSize = m.BusBW, row.SizeBytes
 			}
 		}
 	}

@@ -147,8 +147,8 @@ func TestParsePublished(t *testing.T) {
 			if len(r.Rows) != tc.rows {
 				t.Errorf("rows = %d, want %d", len(r.Rows), tc.rows)
 			}
-			if r.PeakBusBW != tc.peak || tc.peakAt != 0 && r.PeakBusBWAtSize != tc.peakAt {
-				t.Errorf("peak = %v at %d, want %v at %d", r.PeakBusBW, r.PeakBusBWAtSize, tc.peak, tc.peakAt)
+			if r.MaxBusBW != tc.peak || tc.peakAt != 0 && r.MaxBusBWAtSize != tc.peakAt {
+				t.Errorf("peak = %v at %d, want %v at %d", r.MaxBusBW, r.MaxBusBWAtSize, tc.peak, tc.peakAt)
 			}
 			if r.AvgBusBW != tc.avg || r.AvgBusBWSeen != tc.avgSeen {
 				t.Errorf("avg = %v (%v), want %v (%v)", r.AvgBusBW, r.AvgBusBWSeen, tc.avg, tc.avgSeen)
@@ -195,8 +195,8 @@ func TestParseSynthetic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Rows) != 1 || r.PeakBusBW != 402.65 || r.AvgBusBW != 350.5 {
-			t.Errorf("rows %d peak %v avg %v", len(r.Rows), r.PeakBusBW, r.AvgBusBW)
+		if len(r.Rows) != 1 || r.MaxBusBW != 402.65 || r.AvgBusBW != 350.5 {
+			t.Errorf("rows %d peak %v avg %v", len(r.Rows), r.MaxBusBW, r.AvgBusBW)
 		}
 	})
 	t.Run("IB with GDRDMA", func(t *testing.T) {
@@ -270,8 +270,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("complete result without a footer or rows: %+v", r)
 		}
 		for _, row := range r.Rows {
-			if row.SizeBytes < 0 || row.OutOfPlace.BusBW > r.PeakBusBW || row.InPlace != nil && row.InPlace.BusBW > r.PeakBusBW {
-				t.Fatalf("row %+v above peak %v", row, r.PeakBusBW)
+			if row.SizeBytes < 0 || row.OutOfPlace.BusBW > r.MaxBusBW || row.InPlace != nil && row.InPlace.BusBW > r.MaxBusBW {
+				t.Fatalf("row %+v above peak %v", row, r.MaxBusBW)
 			}
 		}
 		if r.WrongTotal < 0 || r.OutOfBounds < 0 {

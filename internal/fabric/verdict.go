@@ -156,12 +156,12 @@ func Evaluate(r *Result, in Input) (Evaluation, error) {
 	if err != nil {
 		return Evaluation{}, err
 	}
-	ratio, v, err := Judge(r.PeakBusBW, in.PeakGBps, in.Thresholds)
+	ratio, v, err := Judge(r.MaxBusBW, in.PeakGBps, in.Thresholds)
 	if err != nil {
 		return Evaluation{}, err
 	}
 	e := Evaluation{
-		MeasuredBusBW: r.PeakBusBW, AvgBusBW: r.AvgBusBW, PeakGBps: in.PeakGBps,
+		MeasuredBusBW: r.MaxBusBW, AvgBusBW: r.AvgBusBW, PeakGBps: in.PeakGBps,
 		Ratio: ratio, Verdict: v, OutOfBounds: r.OutOfBounds,
 	}
 	if r.OutOfBounds > 0 || !r.OutOfBoundsOK && r.FooterSeen {

@@ -90,6 +90,8 @@ type Result struct {
 	AvgBusBW       float64 // "# Avg bus bandwidth : X"
 	AvgBusBWSeen   bool
 	WrongTotal     int64 // sum of the #wrong columns (≥ 0 values only)
+	// MaxBusBW is the table's highest busbw (either half of a row), GB/s:
+	// the measured value the verdict uses. MaxBusBWAtSize is its row's size.
 	MaxBusBW       float64
 	MaxBusBWAtSize int64
 

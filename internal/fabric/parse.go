@@ -84,12 +84,12 @@ type Result struct {
 	Hosts        []string // distinct hosts of the rank lines, in order of appearance
 	Rows         []Row
 
-	OutOfBounds    int64 // "# Out of bounds values : N …"
-	OutOfBoundsOK  bool  // the footer said OK
-	FooterSeen     bool
-	AvgBusBW       float64 // "# Avg bus bandwidth : X"
-	AvgBusBWSeen   bool
-	WrongTotal     int64 // sum of the #wrong columns (≥ 0 values only)
+	OutOfBounds   int64 // "# Out of bounds values : N …"
+	OutOfBoundsOK bool  // the footer said OK
+	FooterSeen    bool
+	AvgBusBW      float64 // "# Avg bus bandwidth : X"
+	AvgBusBWSeen  bool
+	WrongTotal    int64 // sum of the #wrong columns (≥ 0 values only)
 	// MaxBusBW is the table's highest busbw (either half of a row), GB/s:
 	// the measured value the verdict uses. MaxBusBWAtSize is its row's size.
 	MaxBusBW       float64

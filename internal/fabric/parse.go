@@ -108,7 +108,7 @@ type Result struct {
 const maxEvidence = 8
 
 var (
-	reMPIPrefix = regexp.MustCompile(`^\[\d+,\d+\]<(?:stdout|stderr)>:`)
+	reMPIPrefix = regexp.MustCompile(`^\s*\[\d+,\d+\]<(?:stdout|stderr)>:`)
 	reTestsVer  = regexp.MustCompile(`nccl-tests version (\S+)(?:.*nccl-library=(\d+))?`)
 	reNCCLVer   = regexp.MustCompile(`NCCL version (\S+)`)
 	reStart     = regexp.MustCompile(`Collective test (?:starting|concluded): (\S+)`)

@@ -120,6 +120,17 @@ func TestParsePublished(t *testing.T) {
 			},
 		},
 		{
+			file: "mpirun_tagged_truncated.log", err: ErrTruncated,
+			rows: 9, peak: 1.60, peakAt: 262144,
+			check: func(t *testing.T, r *Result) {
+				for _, row := range r.Rows {
+					if row.Redop != "none" || row.InPlace == nil || row.InPlace.Wrong != -1 || row.OutOfPlace.Wrong != 0 {
+						t.Errorf("row = %+v in-place %+v", row, row.InPlace)
+					}
+				}
+			},
+		},
+		{
 			file: "socket_broadcast_nccl2.9.6.log", err: ErrTruncated,
 			rows: 1, transport: TransportSocket, nccl: "2.9.6+cuda11.2", hosts: []string{"v100-gpu-1", "v100-gpu-5"},
 			check: func(t *testing.T, r *Result) {

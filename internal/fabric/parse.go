@@ -21,6 +21,7 @@ package fabric
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -84,10 +85,14 @@ type Result struct {
 	Hosts        []string // distinct hosts of the rank lines, in order of appearance
 	Rows         []Row
 
-	OutOfBounds   int64 // "# Out of bounds values : N …"
-	OutOfBoundsOK bool  // the footer said OK
+	// OutOfBounds is the "# Out of bounds values : N …" count, summed over
+	// the runs when the log holds several (a short correctness run, then a
+	// soak); OutOfBoundsOK is true when every footer said OK.
+	OutOfBounds   int64
+	OutOfBoundsOK bool
 	FooterSeen    bool
-	AvgBusBW      float64 // "# Avg bus bandwidth : X"
+	Runs          int     // footers seen
+	AvgBusBW      float64 // "# Avg bus bandwidth : X" of the last run
 	AvgBusBWSeen  bool
 	WrongTotal    int64 // sum of the #wrong columns (≥ 0 values only)
 	// MaxBusBW is the table's highest busbw (either half of a row), GB/s:
@@ -126,6 +131,7 @@ func Parse(text string) (*Result, error) {
 	r := &Result{}
 	var cols *layout
 	tableStarted := false
+	open := false // a table (header or rows) after the last footer
 	hosts := map[string]bool{}
 	var lines []string
 	for _, raw := range strings.Split(text, "\n") {
@@ -172,9 +178,11 @@ func Parse(text string) (*Result, error) {
 			continue
 		}
 		if m := reOOB.FindStringSubmatch(line); m != nil {
-			r.FooterSeen = true
-			r.OutOfBounds, _ = strconv.ParseInt(m[1], 10, 64)
-			r.OutOfBoundsOK = m[2] == "OK"
+			n, _ := strconv.ParseInt(m[1], 10, 64)
+			r.OutOfBoundsOK = m[2] == "OK" && (!r.FooterSeen || r.OutOfBoundsOK)
+			r.OutOfBounds += n
+			r.FooterSeen, open, cols = true, false, nil
+			r.Runs++
 			continue
 		}
 		if m := reAvg.FindStringSubmatch(line); m != nil {
@@ -192,18 +200,18 @@ func Parse(text string) (*Result, error) {
 			r.LauncherErrors = append(r.LauncherErrors, trimmed)
 		}
 		if l, ok := columnHeader(trimmed); ok {
-			cols, tableStarted = l, true
+			cols, tableStarted, open = l, true, true
 			continue
 		}
 		if isTableBanner(trimmed) {
-			tableStarted = true
+			tableStarted, open = true, true
 			continue
 		}
 		if strings.HasPrefix(trimmed, "#") || strings.Contains(line, "NCCL ") {
 			continue
 		}
 		if row, ok := parseRow(trimmed, cols); ok {
-			tableStarted = true
+			tableStarted, open = true, true
 			r.Rows = append(r.Rows, row)
 		}
 	}
@@ -215,7 +223,8 @@ func Parse(text string) (*Result, error) {
 			if m.Wrong > 0 {
 				r.WrongTotal += m.Wrong
 			}
-			if m.BusBW > r.MaxBusBW {
+			// A zero time makes nccl-tests print inf: not a measurement.
+			if m.BusBW > r.MaxBusBW && !math.IsInf(m.BusBW, 0) {
 				r.MaxBusBW, r.MaxBusBWAtSize = m.BusBW, row.SizeBytes
 			}
 		}
@@ -223,7 +232,7 @@ func Parse(text string) (*Result, error) {
 	switch {
 	case !tableStarted:
 		return r, ErrNoTable
-	case !r.FooterSeen:
+	case open:
 		return r, fmt.Errorf("%w (%d rows read, last size %s)", ErrTruncated, len(r.Rows), lastSize(r.Rows))
 	case len(r.Rows) == 0 && tableStarted:
 		return r, fmt.Errorf("%w: the footer follows a table with no rows", ErrTruncated)

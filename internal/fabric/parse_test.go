@@ -192,6 +192,31 @@ func TestParsePublished(t *testing.T) {
 	}
 }
 
+// A launcher that runs a short correctness pass and then a soak writes two
+// tables into one log: the counts add up, and a second table without its
+// footer makes the whole log truncated.
+func TestParseSeveralRuns(t *testing.T) {
+	r, err := Parse(readLog(t, "oob_failed_old_format.log") + readLog(t, "ib_footer_nccl-tests119.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Runs != 2 || r.OutOfBounds != 2 || r.OutOfBoundsOK || len(r.Rows) != 7 || r.AvgBusBW != 84.8558 || r.MaxBusBW != 129.05 {
+		t.Errorf("runs %d oob %d ok %v rows %d avg %v max %v", r.Runs, r.OutOfBounds, r.OutOfBoundsOK, len(r.Rows), r.AvgBusBW, r.MaxBusBW)
+	}
+	r, err = Parse(readLog(t, "ib_footer_nccl-tests119.log") + readLog(t, "oob_failed_old_format.log"))
+	if err != nil || r.OutOfBoundsOK || r.OutOfBounds != 2 {
+		t.Errorf("err %v ok %v oob %d", err, r.OutOfBoundsOK, r.OutOfBounds)
+	}
+	r, err = Parse(readLog(t, "rccl_concluded_footer.log") + readLog(t, "roce_truncated_nccl-tests2.20.0.log"))
+	if !errors.Is(err, ErrTruncated) || r.Runs != 1 || len(r.Rows) != 8 {
+		t.Errorf("err %v runs %d rows %d", err, r.Runs, len(r.Rows))
+	}
+	r, err = Parse(readLog(t, "ib_footer_nccl-tests119.log") + readLog(t, "rccl_concluded_footer.log"))
+	if err != nil || !r.OutOfBoundsOK || r.Runs != 2 {
+		t.Errorf("err %v ok %v runs %d", err, r.OutOfBoundsOK, r.Runs)
+	}
+}
+
 // Synthetic lines (written for these tests, not captured) for the shapes the
 // published logs above do not show: mpirun's --tag-output prefix, GPUDirect
 // RDMA channels, an InfiniBand device list, launcher failures.
@@ -252,6 +277,12 @@ func TestParseSynthetic(t *testing.T) {
 		r, err := Parse(table + "# Out of bounds values : 0 OK\n")
 		if !errors.Is(err, ErrTruncated) || r.FooterSeen != true {
 			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("inf is not a measurement", func(t *testing.T) {
+		r, err := Parse(table + "           8             2     float     sum      -1     0.00     inf     inf      0     1.00    0.01    0.01      0\n# Out of bounds values : 0 OK\n")
+		if err != nil || r.MaxBusBW != 0.01 {
+			t.Errorf("err %v max %v", err, r.MaxBusBW)
 		}
 	})
 	t.Run("empty", func(t *testing.T) {

@@ -98,7 +98,7 @@ func Judge(busbw, peak float64, t Thresholds) (ratio float64, v Verdict, err err
 	if !(peak > 0) || math.IsInf(peak, 0) {
 		return 0, "", fmt.Errorf("peak bus bandwidth must be a positive number of GB/s, not %g", peak)
 	}
-	if math.IsNaN(busbw) || busbw < 0 {
+	if math.IsNaN(busbw) || math.IsInf(busbw, 0) || busbw < 0 {
 		return 0, "", fmt.Errorf("measured bus bandwidth must be a non-negative number, not %g", busbw)
 	}
 	ratio = busbw / peak

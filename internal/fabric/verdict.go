@@ -57,8 +57,19 @@ func DefaultThresholds() Thresholds {
 	return Thresholds{Good: DefaultGoodRatio, Acceptable: DefaultAcceptableRatio}
 }
 
-// Validate: 0 < acceptable ≤ good ≤ 1 (a fabric cannot beat its line rate
-// on busbw by more than rounding, so a threshold above 1 never passes).
+// WithDefaults fills a zero Good or Acceptable with its default.
+func (t Thresholds) WithDefaults() Thresholds {
+	if t.Good == 0 {
+		t.Good = DefaultGoodRatio
+	}
+	if t.Acceptable == 0 {
+		t.Acceptable = DefaultAcceptableRatio
+	}
+	return t
+}
+
+// Validate: 0 < acceptable ≤ good ≤ 1 (a threshold above 1 would ask for
+// more than the line rate, which only tree or in-network reduction reach).
 func (t Thresholds) Validate() error {
 	if math.IsNaN(t.Good) || math.IsNaN(t.Acceptable) {
 		return fmt.Errorf("thresholds must be numbers")

@@ -71,6 +71,12 @@ func TestJudgeBoundaries(t *testing.T) {
 			}
 		}
 	}
+	if got := (Thresholds{Good: 0.95}).WithDefaults(); got != (Thresholds{Good: 0.95, Acceptable: 0.8}) {
+		t.Errorf("WithDefaults = %+v", got)
+	}
+	if got := (Thresholds{}).WithDefaults(); got != DefaultThresholds() {
+		t.Errorf("WithDefaults = %+v", got)
+	}
 	// Custom thresholds.
 	if _, v, _ := Judge(70, 100, Thresholds{Good: 0.75, Acceptable: 0.7}); v != VerdictAcceptable {
 		t.Errorf("custom thresholds: %v", v)

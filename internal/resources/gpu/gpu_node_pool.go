@@ -297,9 +297,9 @@ func (r *nodePool) Read(ctx context.Context, req resource.ReadRequest, resp *res
 				annotationPrefix, m.Name.ValueString(), m.Name.ValueString()))
 			return
 		}
-		m.Selector = mapValue(rec.Selector)
+		m.Selector = object.StringMap(rec.Selector, types.MapNull(types.StringType))
 		if len(rec.Labels) > 0 {
-			m.Labels = mapValue(rec.Labels)
+			m.Labels = object.StringMap(rec.Labels, types.MapNull(types.StringType))
 		}
 		for _, t := range rec.Taints {
 			nt := object.Taint{Key: types.StringValue(t.Key), Effect: types.StringValue(string(t.Effect)), Value: types.StringNull()}
@@ -404,11 +404,6 @@ func mergeTaints(current, before, want []corev1.Taint) []corev1.Taint {
 		}
 	}
 	return append(out, want...)
-}
-
-func mapValue(m map[string]string) types.Map {
-	v, _ := types.MapValueFrom(context.Background(), types.StringType, m)
-	return v
 }
 
 func stringList(s []string) types.List {

@@ -346,30 +346,12 @@ func parseTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// withPaths puts the attribute path in each message (Terraform points at the
-// whole block for nested attributes).
-func withPaths(in diag.Diagnostics) diag.Diagnostics {
-	out := make(diag.Diagnostics, 0, len(in))
-	for _, d := range in {
-		if dp, ok := d.(diag.DiagnosticWithPath); ok && len(dp.Path().Steps()) > 0 && !strings.HasPrefix(d.Detail(), dp.Path().String()+":") {
-			if d.Severity() == diag.SeverityError {
-				out.AddAttributeError(dp.Path(), d.Summary(), dp.Path().String()+": "+d.Detail())
-			} else {
-				out.AddAttributeWarning(dp.Path(), d.Summary(), dp.Path().String()+": "+d.Detail())
-			}
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
 func (r *modelCache) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m cacheModel
 	if d := req.Config.Get(ctx, &m); d.HasError() {
 		return // values unknown until apply: validated again then
 	}
-	resp.Diagnostics.Append(withPaths(validate(&m))...)
+	resp.Diagnostics.Append(object.WithPaths(validate(&m))...)
 }
 
 // downloaderOf returns the configured downloader with the scheme's defaults
@@ -395,67 +377,18 @@ func downloaderOf(ctx context.Context, m *cacheModel) (Downloader, bool) {
 		out.Image = d.Image.ValueString()
 	}
 	if !d.Command.IsUnknown() && !d.Command.IsNull() {
-		out.Command = listValues(d.Command)
+		out.Command = object.ListStrings(d.Command)
 	}
 	if !d.Args.IsUnknown() && !d.Args.IsNull() {
-		out.Args = listValues(d.Args)
+		out.Args = object.ListStrings(d.Args)
 	}
 	return out, true
 }
 
 func downloaderValue(d Downloader) types.Object {
 	return types.ObjectValueMust(downloaderTypes, map[string]attr.Value{
-		"image": types.StringValue(d.Image), "command": listOf(d.Command), "args": listOf(d.Args),
+		"image": types.StringValue(d.Image), "command": object.ListValue(d.Command), "args": object.ListValue(d.Args),
 	})
-}
-
-func listValues(l types.List) []string {
-	var out []string
-	for _, e := range l.Elements() {
-		if s, ok := e.(types.String); ok {
-			out = append(out, s.ValueString())
-		}
-	}
-	return out
-}
-
-// listOf is null for an empty list (nothing set).
-func listOf(s []string) types.List {
-	if len(s) == 0 {
-		return types.ListNull(types.StringType)
-	}
-	elems := make([]attr.Value, len(s))
-	for i, v := range s {
-		elems[i] = types.StringValue(v)
-	}
-	return types.ListValueMust(types.StringType, elems)
-}
-
-func mapOf(m map[string]string, prior types.Map) types.Map {
-	if len(m) == 0 {
-		if object.Known(prior) && len(prior.Elements()) == 0 {
-			return prior
-		}
-		return types.MapNull(types.StringType)
-	}
-	elems := make(map[string]attr.Value, len(m))
-	for k, v := range m {
-		elems[k] = types.StringValue(v)
-	}
-	return types.MapValueMust(types.StringType, elems)
-}
-
-func stringMap(m types.Map) map[string]string {
-	if !object.Known(m) {
-		return nil
-	}
-	out := make(map[string]string, len(m.Elements()))
-	for k, v := range m.Elements() {
-		if s, ok := v.(types.String); ok {
-			out[k] = s.ValueString()
-		}
-	}
-	return out
 }
 
 func defaultHostPath(m *cacheModel) string {
@@ -489,14 +422,14 @@ func resolve(ctx context.Context, m *cacheModel) (*spec, diag.Diagnostics) {
 		Downloader:        d,
 		MountPath:         m.MountPath.ValueString(),
 		HostPath:          m.HostPath.ValueString(),
-		NodeSelector:      stringMap(m.NodeSelector),
-		PodAnnotations:    stringMap(m.PodAnnotations),
+		NodeSelector:      object.Strings(m.NodeSelector),
+		PodAnnotations:    object.Strings(m.PodAnnotations),
 		BackoffLimit:      m.BackoffLimit.ValueInt64(),
 		Timeout:           timeout,
 		TimeoutText:       m.Timeout.ValueString(),
 		Size:              m.Size.ValueString(),
 		StorageClass:      m.StorageClass.ValueString(),
-		AccessModes:       listValues(m.AccessModes),
+		AccessModes:       object.ListStrings(m.AccessModes),
 		RetainOnDestroy:   m.RetainOnDestroy.ValueBool(),
 	}
 	if m.Source.SecretRef != nil {
@@ -560,7 +493,7 @@ func (r *modelCache) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequ
 			plan.ClaimName = plan.Name
 		}
 		if config.AccessModes.IsNull() {
-			plan.AccessModes = listOf(DefaultAccessModes)
+			plan.AccessModes = object.ListValue(DefaultAccessModes)
 		}
 		if plan.StorageClass.IsUnknown() && config.StorageClass.IsNull() && sameMode && object.Known(state.StorageClass) {
 			plan.StorageClass = state.StorageClass // the class the server defaulted
@@ -625,7 +558,7 @@ func claimReplacements(plan, config, state *cacheModel) tfpath.Paths {
 		out = append(out, tfpath.Root("storage_class"))
 	}
 	if object.Known(plan.AccessModes) && object.Known(state.AccessModes) {
-		a, b := listValues(plan.AccessModes), listValues(state.AccessModes)
+		a, b := object.ListStrings(plan.AccessModes), object.ListStrings(state.AccessModes)
 		sort.Strings(a)
 		sort.Strings(b)
 		if strings.Join(a, ",") != strings.Join(b, ",") {
@@ -644,7 +577,7 @@ func (r *modelCache) warnEmptyPool(ctx context.Context, m *cacheModel) diag.Diag
 	if err != nil {
 		return diags // the apply reports an unreachable cluster
 	}
-	if len(capacity.Select(nodes, stringMap(m.NodeSelector))) == 0 {
+	if len(capacity.Select(nodes, object.Strings(m.NodeSelector))) == 0 {
 		diags.AddAttributeWarning(tfpath.Root("node_selector"), "No node to warm",
 			"node_selector: no node matches it now, so the DaemonSet has no pod and the apply will not wait for any warm-up. "+
 				"Nodes that join the pool later are warmed by the DaemonSet as they arrive.")
@@ -953,8 +886,8 @@ func fromRecord(rec *record, m *cacheModel) {
 	if rec.HostPath != "" {
 		m.HostPath = types.StringValue(rec.HostPath)
 	}
-	m.NodeSelector = mapOf(rec.NodeSelector, m.NodeSelector)
-	m.PodAnnotations = mapOf(rec.PodAnnotations, m.PodAnnotations)
+	m.NodeSelector = object.StringMap(rec.NodeSelector, m.NodeSelector)
+	m.PodAnnotations = object.StringMap(rec.PodAnnotations, m.PodAnnotations)
 	m.BackoffLimit = types.Int64Value(rec.BackoffLimit)
 	m.Timeout = types.StringValue(rec.Timeout)
 	m.RetainOnDestroy = types.BoolValue(rec.RetainOnDestroy)
@@ -987,7 +920,7 @@ func readClaim(_ context.Context, pvc *corev1.PersistentVolumeClaim, m *cacheMod
 	for i, a := range pvc.Spec.AccessModes {
 		modes[i] = string(a)
 	}
-	m.AccessModes = listOf(modes)
+	m.AccessModes = object.ListValue(modes)
 }
 
 // readDaemonSet sets the recorded configuration, then what the live
@@ -999,7 +932,7 @@ func readDaemonSet(_ context.Context, ds *appsv1.DaemonSet, m *cacheModel) {
 	m.ClaimName, m.Size, m.StorageClass = types.StringNull(), types.StringNull(), types.StringNull()
 	m.AccessModes = types.ListNull(types.StringType)
 	pod := ds.Spec.Template.Spec
-	m.NodeSelector = mapOf(pod.NodeSelector, m.NodeSelector)
+	m.NodeSelector = object.StringMap(pod.NodeSelector, m.NodeSelector)
 	for _, v := range pod.Volumes {
 		if v.Name == volumeCache {
 			if v.HostPath != nil {

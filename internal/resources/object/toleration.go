@@ -108,7 +108,7 @@ func (tolerationValidator) ValidateObject(ctx context.Context, req validator.Obj
 	if d := req.ConfigValue.As(ctx, &t, basetypes.ObjectAsOptions{}); d.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(withPaths(CheckToleration(req.Path, t))...)
+	resp.Diagnostics.Append(WithPaths(CheckToleration(req.Path, t))...)
 }
 
 // CheckToleration checks one toleration across its attributes, as the API

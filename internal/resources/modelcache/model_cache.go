@@ -335,15 +335,14 @@ func checkAbsolute(p string) error {
 	return nil
 }
 
+// Bounds of a warm-up timeout.
+const (
+	minTimeout = time.Minute
+	maxTimeout = 7 * 24 * time.Hour
+)
+
 func parseTimeout(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration such as \"90m\" or \"2h\": %v", s, err)
-	}
-	if d < time.Minute || d > 7*24*time.Hour {
-		return 0, fmt.Errorf("%q: a warm-up timeout is between 1m and 168h", s)
-	}
-	return d, nil
+	return validators.ParseDuration(s, minTimeout, maxTimeout)
 }
 
 func (r *modelCache) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {

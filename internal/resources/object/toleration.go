@@ -133,20 +133,13 @@ func CheckToleration(p path.Path, t Toleration) diag.Diagnostics {
 
 // TolerationsToObject converts tolerations for an object; nil gives nil.
 func TolerationsToObject(in []Toleration) []any {
-	if in == nil {
-		return nil
-	}
-	out := make([]any, len(in))
-	for i, t := range in {
-		m := map[string]any{}
+	return listOut(in, func(t Toleration, m map[string]any) {
 		Put(m, "key", t.Key)
 		Put(m, "operator", t.Operator)
 		Put(m, "value", t.Value)
 		Put(m, "effect", t.Effect)
 		Put(m, "tolerationSeconds", t.TolerationSeconds)
-		out[i] = m
-	}
-	return out
+	})
 }
 
 // TolerationsFromObject reads an object's list of tolerations; absent or
@@ -157,25 +150,15 @@ func TolerationsFromObject(in []any) []Toleration { return ReadTolerations(in, n
 // spellings: an empty string the user wrote for an attribute the server
 // omits, an empty list for an absent one.
 func ReadTolerations(in []any, prior []Toleration) []Toleration {
-	items := maps(in)
-	if len(items) == 0 {
-		return EmptyOrNil(prior)
-	}
-	out := make([]Toleration, len(items))
-	for i, it := range items {
-		var p Toleration
-		if i < len(prior) {
-			p = prior[i]
-		}
-		out[i] = Toleration{
+	return listIn(in, prior, func(it map[string]any, p Toleration) Toleration {
+		return Toleration{
 			Key:               String(it["key"], p.Key),
 			Operator:          String(it["operator"], p.Operator),
 			Value:             String(it["value"], p.Value),
 			Effect:            String(it["effect"], p.Effect),
 			TolerationSeconds: Int64(it["tolerationSeconds"]),
 		}
-	}
-	return out
+	})
 }
 
 // Equal reports whether two tolerations are the same, attribute by attribute.
@@ -186,18 +169,11 @@ func (t Toleration) Equal(o Toleration) bool {
 
 // TaintsToObject converts taints for an object; nil gives nil.
 func TaintsToObject(in []Taint) []any {
-	if in == nil {
-		return nil
-	}
-	out := make([]any, len(in))
-	for i, t := range in {
-		m := map[string]any{}
+	return listOut(in, func(t Taint, m map[string]any) {
 		Put(m, "key", t.Key)
 		Put(m, "value", t.Value)
 		Put(m, "effect", t.Effect)
-		out[i] = m
-	}
-	return out
+	})
 }
 
 // TaintsFromObject reads an object's list of taints; absent or empty gives nil.
@@ -205,17 +181,39 @@ func TaintsFromObject(in []any) []Taint { return ReadTaints(in, nil) }
 
 // ReadTaints is TaintsFromObject keeping the prior value's spellings.
 func ReadTaints(in []any, prior []Taint) []Taint {
+	return listIn(in, prior, func(it map[string]any, p Taint) Taint {
+		return Taint{Key: String(it["key"], p.Key), Value: String(it["value"], p.Value), Effect: String(it["effect"], p.Effect)}
+	})
+}
+
+// listOut converts a list of models for an object, one map each; nil gives nil.
+func listOut[E any](in []E, fields func(e E, m map[string]any)) []any {
+	if in == nil {
+		return nil
+	}
+	out := make([]any, len(in))
+	for i, e := range in {
+		m := map[string]any{}
+		fields(e, m)
+		out[i] = m
+	}
+	return out
+}
+
+// listIn reads a list of maps into models, each with the prior element at its
+// index (zero past the prior's end); absent or empty is EmptyOrNil(prior).
+func listIn[E any](in []any, prior []E, read func(it map[string]any, p E) E) []E {
 	items := maps(in)
 	if len(items) == 0 {
 		return EmptyOrNil(prior)
 	}
-	out := make([]Taint, len(items))
+	out := make([]E, len(items))
 	for i, it := range items {
-		var p Taint
+		var p E
 		if i < len(prior) {
 			p = prior[i]
 		}
-		out[i] = Taint{Key: String(it["key"], p.Key), Value: String(it["value"], p.Value), Effect: String(it["effect"], p.Effect)}
+		out[i] = read(it, p)
 	}
 	return out
 }

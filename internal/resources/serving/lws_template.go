@@ -46,8 +46,8 @@ var (
 	absPath   = regexp.MustCompile(`^/`)
 )
 
-// modelCacheModel is what a group needs of an aiplatform_model_cache: its
-// computed attributes of the same names.
+// modelCacheModel is what an LWS group or a Ray cluster needs of an
+// aiplatform_model_cache: its computed attributes of the same names.
 type modelCacheModel struct {
 	Mode      types.String `tfsdk:"mode"`
 	ClaimName types.String `tfsdk:"claim_name"`

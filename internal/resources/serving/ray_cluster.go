@@ -57,7 +57,7 @@ type rayClusterModel struct {
 	Autoscaling  *rayAutoscaling  `tfsdk:"autoscaling"`
 	QueueName    types.String     `tfsdk:"queue_name"`
 	Suspend      types.Bool       `tfsdk:"suspend"`
-	ModelCache   *rayModelCache   `tfsdk:"model_cache"`
+	ModelCache   *modelCacheModel `tfsdk:"model_cache"`
 	WaitForReady types.Bool       `tfsdk:"wait_for_ready"`
 
 	HeadServiceName  types.String `tfsdk:"head_service_name"`
@@ -90,14 +90,6 @@ type rayWorkerGroup struct {
 type rayAutoscaling struct {
 	Enabled     types.Bool   `tfsdk:"enabled"`
 	IdleTimeout types.String `tfsdk:"idle_timeout"`
-}
-
-type rayModelCache struct {
-	Mode      types.String `tfsdk:"mode"`
-	ClaimName types.String `tfsdk:"claim_name"`
-	HostPath  types.String `tfsdk:"host_path"`
-	SubPath   types.String `tfsdk:"sub_path"`
-	MountPath types.String `tfsdk:"mount_path"`
 }
 
 // NewRayCluster is aiplatform_ray_cluster.

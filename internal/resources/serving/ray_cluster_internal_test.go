@@ -35,7 +35,7 @@ func sampleRayCluster() rayClusterModel {
 		Autoscaling:  &rayAutoscaling{Enabled: types.BoolValue(true), IdleTimeout: types.StringValue("300s")},
 		QueueName:    types.StringValue("team-a"),
 		Suspend:      types.BoolNull(),
-		ModelCache:   &rayModelCache{Mode: types.StringValue("pvc"), ClaimName: types.StringValue("c"), HostPath: types.StringNull(), SubPath: types.StringValue("m/main"), MountPath: types.StringValue("/models")},
+		ModelCache:   &modelCacheModel{Mode: types.StringValue("pvc"), ClaimName: types.StringValue("c"), HostPath: types.StringNull(), SubPath: types.StringValue("m/main"), MountPath: types.StringValue("/models")},
 		WaitForReady: types.BoolValue(true),
 	}
 	m.SetObjectRef(kube.Ref{Namespace: "ns", Name: "train"})

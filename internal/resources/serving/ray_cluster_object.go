@@ -51,7 +51,7 @@ func rayPodTemplate(m *rayClusterModel, container string, res map[string]any, ex
 	object.Put(c, "resources", res)
 	spec := map[string]any{"containers": []any{c}}
 	if mc := m.ModelCache; mc != nil {
-		if vol, mount, err := rayCacheOf(mc).Mount(modelcache.DefaultVolumeName); err == nil {
+		if vol, mount, err := mc.cache().Mount(modelcache.DefaultVolumeName); err == nil {
 			mountMap := map[string]any{"name": mount.Name, "mountPath": mount.MountPath, "readOnly": true}
 			object.Put(mountMap, "subPath", mount.SubPath)
 			c["volumeMounts"] = []any{mountMap}
@@ -73,11 +73,6 @@ func rayPodTemplate(m *rayClusterModel, container string, res map[string]any, ex
 		tmpl["metadata"] = map[string]any{"labels": map[string]any{rayQueueLabel: m.QueueName.ValueString()}}
 	}
 	return tmpl
-}
-
-func rayCacheOf(mc *rayModelCache) modelcache.Cache {
-	return modelcache.Cache{Mode: mc.Mode.ValueString(), ClaimName: mc.ClaimName.ValueString(), HostPath: mc.HostPath.ValueString(),
-		SubPath: mc.SubPath.ValueString(), MountPath: mc.MountPath.ValueString()}
 }
 
 func rayStartParamsOut(m types.Map) map[string]any {
@@ -337,7 +332,7 @@ func rayOwnedTolerations(live []any, prior []object.Toleration) []object.Tolerat
 	return out
 }
 
-func rayReadCache(tmpl, c map[string]any, prior *rayModelCache) *rayModelCache {
+func rayReadCache(tmpl, c map[string]any, prior *modelCacheModel) *modelCacheModel {
 	var mount map[string]any
 	for _, vm := range object.Items(c, "volumeMounts") {
 		if vm["name"] == modelcache.DefaultVolumeName {
@@ -353,11 +348,11 @@ func rayReadCache(tmpl, c map[string]any, prior *rayModelCache) *rayModelCache {
 	if mount == nil || vol == nil {
 		return nil
 	}
-	var p rayModelCache
+	var p modelCacheModel
 	if prior != nil {
 		p = *prior
 	}
-	out := &rayModelCache{MountPath: object.String(mount["mountPath"], p.MountPath), ClaimName: types.StringNull(), HostPath: types.StringNull()}
+	out := &modelCacheModel{MountPath: object.String(mount["mountPath"], p.MountPath), ClaimName: types.StringNull(), HostPath: types.StringNull()}
 	if claim, _ := object.Field(vol, "persistentVolumeClaim", "claimName").(string); claim != "" {
 		out.Mode = types.StringValue(modelcache.ModePVC)
 		out.ClaimName = types.StringValue(claim)

@@ -51,19 +51,27 @@ func warmedOf(m *cacheModel) *warmed {
 	return w
 }
 
+// resolveChecked resolves a fully known plan and checks what it references
+// in the cluster; nil when either fails.
+func (r *modelCache) resolveChecked(ctx context.Context, m *cacheModel, creating bool, diags *diag.Diagnostics) *spec {
+	s, d := resolve(ctx, m)
+	if diags.Append(d...); diags.HasError() {
+		return nil
+	}
+	if diags.Append(r.checkReferences(ctx, s, creating)...); diags.HasError() {
+		return nil
+	}
+	return s
+}
+
 func (r *modelCache) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var m cacheModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
 		return
 	}
-	s, diags := resolve(ctx, &m)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.checkReferences(ctx, s, true)...)
-	if resp.Diagnostics.HasError() {
+	s := r.resolveChecked(ctx, &m, true, &resp.Diagnostics)
+	if s == nil {
 		return
 	}
 	var o outcome
@@ -127,13 +135,8 @@ func (r *modelCache) Update(ctx context.Context, req resource.UpdateRequest, res
 	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
 		return
 	}
-	s, diags := resolve(ctx, &m)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.checkReferences(ctx, s, false)...)
-	if resp.Diagnostics.HasError() {
+	s := r.resolveChecked(ctx, &m, false, &resp.Diagnostics)
+	if s == nil {
 		return
 	}
 	rewarm := !warmedIn(&prior) || planKey(&prior) != s.key()

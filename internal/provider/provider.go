@@ -5,7 +5,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/serving"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
 // New returns the provider factory for providerserver.
@@ -76,7 +76,7 @@ func (p *aiplatform) Schema(_ context.Context, _ provider.SchemaRequest, resp *p
 			"insecure":               schema.BoolAttribute{Optional: true, MarkdownDescription: "Skip TLS verification of the API server. Off unless set. Env: `KUBE_INSECURE`."},
 			"request_timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "Longest wait for one API request, " +
 				"as a Go duration (`\"30s\"`, `\"2m\"`). Default `\"30s\"`. A slow or hung API server fails the operation after this, naming the host.",
-				Validators: []validator.String{durationValidator{}}},
+				Validators: []validator.String{validators.Duration(0, 0)}},
 			"force_conflicts": schema.BoolAttribute{Optional: true, MarkdownDescription: "Take ownership of fields another field manager " +
 				"(kubectl, a controller) set, instead of failing with the manager's name. Default false."},
 		},
@@ -132,25 +132,6 @@ func (p *aiplatform) Configure(ctx context.Context, req provider.ConfigureReques
 	}
 	resp.ResourceData = client
 	resp.DataSourceData = client
-}
-
-type durationValidator struct{}
-
-func (durationValidator) Description(context.Context) string {
-	return "a positive Go duration such as 30s or 2m"
-}
-func (v durationValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err != nil || d <= 0 {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			fmt.Sprintf("%s: %q is not a positive duration such as \"30s\" or \"2m\".", req.Path, req.ConfigValue.ValueString()))
-	}
 }
 
 func stringOr(v types.String, env string) string {

@@ -36,7 +36,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/quantity"
 )
 
 // MaxGPUs is the most GPUs one replica may span; past it the sizing refuses
@@ -91,7 +91,7 @@ func WeightsBytes(paramsBillion float64, dtype string) (int64, error) {
 
 // ParseGPUMemory parses a quantity ("80Gi", "80G", "81559Mi") into bytes.
 func ParseGPUMemory(s string) (int64, error) {
-	q, err := validators.ParseQuantity(s)
+	q, err := quantity.Parse(s)
 	if err != nil {
 		return 0, err
 	}

@@ -6,14 +6,14 @@ package validators
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/quantity"
 )
 
 type stringCheck struct {
@@ -68,43 +68,9 @@ func Quantity() validator.String {
 	}}
 }
 
-// quantityPattern is the grammar the API server enforces for quantities in CRDs
-// (resource.ParseQuantity alone accepts a bare suffix such as "Gi"); group 1
-// is the exponent of the 1e3 form.
-var quantityPattern = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE]([+-]?[0-9]+))?$`)
-
-// maxExponent bounds the 1e3 form before apimachinery sees it: it expands the
-// exponent with big integers, and "8e22222222222" never returns (found by
-// FuzzParseQuantity).
-const maxExponent = 30
-
-// The largest quantity whose thousandths fit in an int64 (about 8 Pi); past it
-// apimachinery's formatting loses digits (found by FuzzParseQuantity).
-var (
-	maxQuantity = resource.MustParse("9223372036854775")
-	minQuantity = resource.MustParse("-9223372036854775")
-)
-
-// ParseQuantity parses a quantity with an error message that says what is wrong.
-func ParseQuantity(s string) (resource.Quantity, error) {
-	m := quantityPattern.FindStringSubmatch(s)
-	if m == nil {
-		return resource.Quantity{}, fmt.Errorf("quantities are a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, …)")
-	}
-	if m[1] != "" {
-		if e, err := strconv.Atoi(m[1]); err != nil || e > maxExponent || e < -maxExponent {
-			return resource.Quantity{}, fmt.Errorf("exponent %s is out of range (at most ±%d)", m[1], maxExponent)
-		}
-	}
-	q, err := resource.ParseQuantity(s)
-	if err != nil {
-		return resource.Quantity{}, fmt.Errorf("quantities are a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, …)")
-	}
-	if q.CmpInt64(0) > 0 && q.Cmp(maxQuantity) > 0 || q.CmpInt64(0) < 0 && q.Cmp(minQuantity) < 0 {
-		return resource.Quantity{}, fmt.Errorf("at most %s in absolute value (Kubernetes and Kueue count in 64-bit thousandths)", maxQuantity.String())
-	}
-	return q, nil
-}
+// ParseQuantity parses a quantity with an error message that says what is
+// wrong, within the bounds Kubernetes can represent (see quantity.Parse).
+func ParseQuantity(s string) (resource.Quantity, error) { return quantity.Parse(s) }
 
 type labelMap struct{}
 

@@ -2,7 +2,9 @@ package validators
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -58,4 +60,27 @@ func FuzzParseQuantity(f *testing.F) {
 			t.Fatalf("%q → %s → %v (%v)", s, q.String(), back.String(), err)
 		}
 	})
+}
+
+func TestDuration(t *testing.T) {
+	for s, ok := range map[string]bool{"30s": true, "2m": true, "1h30m": true, "soon": false, "": false, "0s": false, "-5m": false} {
+		if got := check(Duration(0, 0), s); got != ok {
+			t.Errorf("Duration(0, 0)(%q) = %v, want %v", s, got, ok)
+		}
+	}
+	for s, ok := range map[string]bool{"1m": true, "90m": true, "168h": true, "59s": false, "169h": false} {
+		if got := check(Duration(time.Minute, 7*24*time.Hour), s); got != ok {
+			t.Errorf("Duration(1m, 168h)(%q) = %v, want %v", s, got, ok)
+		}
+	}
+	// The message names the path and the value (both the provider's and the
+	// installs' tests match on these words).
+	var resp validator.StringResponse
+	Duration(0, 0).ValidateString(context.Background(), validator.StringRequest{Path: path.Root("request_timeout"), ConfigValue: types.StringValue("soon")}, &resp)
+	if d := resp.Diagnostics; len(d) != 1 || !strings.HasPrefix(d[0].Detail(), `request_timeout: "soon" is not a positive duration: "soon" is not a duration`) {
+		t.Errorf("diagnostics %v", d)
+	}
+	if _, err := ParseDuration("5s", time.Minute, 7*24*time.Hour); err == nil || err.Error() != `"5s" is not between 1m and 168h` {
+		t.Errorf("range error %v", err)
+	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
 type kueueModel struct {
@@ -72,7 +73,7 @@ func NewKueue() resource.Resource {
 				MarkdownDescription: "All-or-nothing admission: a workload whose pods are not all ready within `timeout` is evicted and requeued. Unset leaves the chart's setting (off).",
 				Attributes: map[string]schema.Attribute{
 					"enable":  schema.BoolAttribute{Required: true, MarkdownDescription: "Turn it on or off."},
-					"timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "How long the pods may take, as a duration (`\"5m\"`, the default when enabled).", Validators: []validator.String{durationValidator{}}},
+					"timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "How long the pods may take, as a duration (`\"5m\"`, the default when enabled).", Validators: []validator.String{validators.Duration(0, 0)}},
 				}},
 			"feature_gates": schema.MapAttribute{ElementType: types.BoolType, Optional: true,
 				MarkdownDescription: "Kueue feature gates, e.g. `{ TopologyAwareScheduling = true }` (the chart's `controllerManager.featureGates`)."},

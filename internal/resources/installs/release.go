@@ -143,7 +143,7 @@ func (r *releaseResource[T, P]) Schema(_ context.Context, _ resource.SchemaReque
 			MarkdownDescription: "Further chart values as a YAML document, merged over the chart's defaults. The typed attributes win over it."},
 		"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultTimeout.String()),
 			MarkdownDescription: "Longest an install, upgrade or uninstall may take, including the wait until every object is ready (Go duration). Default `\"10m0s\"`.",
-			Validators:          []validator.String{durationValidator{}}},
+			Validators:          []validator.String{validators.Duration(0, 0)}},
 		"remove_crds": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "Delete the chart's CRDs — and with them every object of those kinds — when the release is destroyed. Default `false`: the CRDs stay."},
 		"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
@@ -509,20 +509,5 @@ func (nonEmpty) MarkdownDescription(context.Context) string { return "must not b
 func (nonEmpty) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if !req.ConfigValue.IsNull() && !req.ConfigValue.IsUnknown() && strings.TrimSpace(req.ConfigValue.ValueString()) == "" {
 		resp.Diagnostics.AddAttributeError(req.Path, "Empty value", req.Path.String()+" must not be empty")
-	}
-}
-
-type durationValidator struct{}
-
-func (durationValidator) Description(context.Context) string { return "a Go duration such as \"5m\"" }
-func (v durationValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if _, err := install.ParseDuration(req.ConfigValue.ValueString(), 0); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration", req.Path.String()+": "+err.Error())
 	}
 }

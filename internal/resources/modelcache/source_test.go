@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 )
 
 func TestParseSource(t *testing.T) {
@@ -168,7 +169,7 @@ func TestValidate(t *testing.T) {
 			m := base()
 			tc.edit(m)
 			var got []string
-			for _, d := range withPaths(validate(m)) {
+			for _, d := range object.WithPaths(validate(m)) {
 				dp, ok := d.(diag.DiagnosticWithPath)
 				if !ok {
 					t.Errorf("diagnostic without a path: %s: %s", d.Summary(), d.Detail())

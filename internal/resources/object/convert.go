@@ -34,16 +34,15 @@ func Fields(obj map[string]any, keys ...string) map[string]any {
 	return m
 }
 
+// List returns the list at obj[k1][k2]… or nil.
+func List(obj map[string]any, keys ...string) []any {
+	list, _ := Field(obj, keys...).([]any)
+	return list
+}
+
 // Items returns the list at obj[k1][k2]… as maps.
 func Items(obj map[string]any, keys ...string) []map[string]any {
-	list, _ := Field(obj, keys...).([]any)
-	out := make([]map[string]any, 0, len(list))
-	for _, it := range list {
-		if m, ok := it.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
+	return maps(List(obj, keys...))
 }
 
 // String reads a string field; absent or empty is null, unless the prior value
@@ -97,19 +96,26 @@ func Quantity(v any, prior types.String) types.String {
 	return types.StringValue(text)
 }
 
-// StringMap reads a map of strings. An absent or empty map is null, unless the
-// prior value was an empty map.
+// StringMap reads a map of strings (an unstructured map[string]any or a typed
+// map[string]string). An absent or empty map is null, unless the prior value
+// was an empty map.
 func StringMap(v any, prior types.Map) types.Map {
-	m, _ := v.(map[string]any)
-	if len(m) == 0 {
-		if !prior.IsNull() && !prior.IsUnknown() && len(prior.Elements()) == 0 {
+	elems := map[string]attr.Value{}
+	switch m := v.(type) {
+	case map[string]any:
+		for k, val := range m {
+			elems[k] = types.StringValue(fmt.Sprint(val))
+		}
+	case map[string]string:
+		for k, val := range m {
+			elems[k] = types.StringValue(val)
+		}
+	}
+	if len(elems) == 0 {
+		if Known(prior) && len(prior.Elements()) == 0 {
 			return prior
 		}
 		return types.MapNull(types.StringType)
-	}
-	elems := make(map[string]attr.Value, len(m))
-	for k, val := range m {
-		elems[k] = types.StringValue(fmt.Sprint(val))
 	}
 	return types.MapValueMust(types.StringType, elems)
 }
@@ -133,14 +139,13 @@ func StringList(v any, prior []types.String) []types.String {
 
 // MapOut converts a known map of strings for an object; null gives nil.
 func MapOut(m types.Map) map[string]any {
-	if m.IsNull() || m.IsUnknown() {
+	strs := Strings(m)
+	if strs == nil {
 		return nil
 	}
-	out := make(map[string]any, len(m.Elements()))
-	for k, v := range m.Elements() {
-		if s, ok := v.(types.String); ok {
-			out[k] = s.ValueString()
-		}
+	out := make(map[string]any, len(strs))
+	for k, v := range strs {
+		out[k] = v
 	}
 	return out
 }
@@ -193,14 +198,50 @@ func Put(m map[string]any, k string, v any) {
 	m[k] = v
 }
 
+// Strings converts a known map of strings to Go; null or unknown gives nil.
+func Strings(m types.Map) map[string]string {
+	if !Known(m) {
+		return nil
+	}
+	out := make(map[string]string, len(m.Elements()))
+	for k, v := range m.Elements() {
+		if s, ok := v.(types.String); ok {
+			out[k] = s.ValueString()
+		}
+	}
+	return out
+}
+
 // Labels converts a known map of strings (labels, selectors) to Go; null gives
 // an empty map.
 func Labels(m types.Map) map[string]string {
-	out := map[string]string{}
-	for k, v := range MapOut(m) {
-		out[k] = fmt.Sprint(v)
+	if out := Strings(m); out != nil {
+		return out
+	}
+	return map[string]string{}
+}
+
+// ListStrings converts a known list of strings to Go; null or unknown gives nil.
+func ListStrings(l types.List) []string {
+	var out []string
+	for _, e := range l.Elements() {
+		if s, ok := e.(types.String); ok {
+			out = append(out, s.ValueString())
+		}
 	}
 	return out
+}
+
+// ListValue is the Terraform list of s; empty gives null (nothing set).
+func ListValue(s []string) types.List {
+	if len(s) == 0 {
+		return types.ListNull(types.StringType)
+	}
+	elems := make([]attr.Value, len(s))
+	for i, v := range s {
+		elems[i] = types.StringValue(v)
+	}
+	return types.ListValueMust(types.StringType, elems)
 }
 
 // SelectorString prints a label selector as {k=v, …}, sorted, for messages.

@@ -7,6 +7,7 @@ package object
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -252,25 +253,27 @@ func (r *Resource[T, P]) ValidateConfig(ctx context.Context, req resource.Valida
 	if d := req.Config.Get(ctx, &m); d.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(withPaths(r.spec.Validate(&m))...)
+	resp.Diagnostics.Append(WithPaths(r.spec.Validate(&m))...)
 }
 
-// withPaths puts the attribute path into each diagnostic's text: Terraform
+// WithPaths puts the attribute path into each diagnostic's text: Terraform
 // points at the whole resource block for values nested in lists, so the text
-// is where the user learns which element is wrong.
-func withPaths(in diag.Diagnostics) diag.Diagnostics {
+// is where the user learns which element is wrong. A text that already starts
+// with its path is kept as it is.
+func WithPaths(in diag.Diagnostics) diag.Diagnostics {
 	out := make(diag.Diagnostics, 0, len(in))
 	for _, d := range in {
-		if dp, ok := d.(diag.DiagnosticWithPath); ok && len(dp.Path().Steps()) > 0 {
-			detail := dp.Path().String() + ": " + d.Detail()
-			if d.Severity() == diag.SeverityError {
-				out.AddAttributeError(dp.Path(), d.Summary(), detail)
-			} else {
-				out.AddAttributeWarning(dp.Path(), d.Summary(), detail)
-			}
+		dp, ok := d.(diag.DiagnosticWithPath)
+		if !ok || len(dp.Path().Steps()) == 0 || strings.HasPrefix(d.Detail(), dp.Path().String()+":") {
+			out = append(out, d)
 			continue
 		}
-		out = append(out, d)
+		detail := dp.Path().String() + ": " + d.Detail()
+		if d.Severity() == diag.SeverityError {
+			out.AddAttributeError(dp.Path(), d.Summary(), detail)
+		} else {
+			out.AddAttributeWarning(dp.Path(), d.Summary(), detail)
+		}
 	}
 	return out
 }

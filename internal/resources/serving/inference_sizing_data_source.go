@@ -131,7 +131,7 @@ func (d *sizingDataSource) ValidateConfig(ctx context.Context, req datasource.Va
 		return
 	}
 	_, _, diags := m.size()
-	resp.Diagnostics.Append(withPathText(diags)...)
+	resp.Diagnostics.Append(object.WithPaths(diags)...)
 }
 
 func (d *sizingDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
@@ -141,7 +141,7 @@ func (d *sizingDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	r, ok, diags := m.size()
-	resp.Diagnostics.Append(withPathText(diags)...)
+	resp.Diagnostics.Append(object.WithPaths(diags)...)
 	if !ok {
 		if !resp.Diagnostics.HasError() {
 			resp.Diagnostics.AddError("Incomplete sizing input", "every input must be known to size the model.")

@@ -23,7 +23,7 @@ import (
 
 // planLWS is the ModifyPlan of aiplatform_lws_group.
 func planLWS(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagnostics {
-	return withPathText(planGroup(ctx, c, m))
+	return object.WithPaths(planGroup(ctx, c, m))
 }
 
 func planGroup(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagnostics {

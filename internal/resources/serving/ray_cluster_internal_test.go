@@ -29,13 +29,13 @@ func sampleRayCluster() rayClusterModel {
 			Name: types.StringValue("gpu"), Replicas: types.Int64Value(2), MinReplicas: types.Int64Value(0), MaxReplicas: types.Int64Null(),
 			CPU: types.StringValue("4"), Memory: types.StringValue("16Gi"), GPUs: types.Int64Value(4),
 			NodeSelector:   rayStrMap("pool", "a"),
-			Tolerations:    []rayToleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"), Value: types.StringNull(), Effect: types.StringNull()}},
+			Tolerations:    []object.Toleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"), Value: types.StringNull(), Effect: types.StringNull()}},
 			RayStartParams: types.MapNull(types.StringType),
 		}},
 		Autoscaling:  &rayAutoscaling{Enabled: types.BoolValue(true), IdleTimeout: types.StringValue("300s")},
 		QueueName:    types.StringValue("team-a"),
 		Suspend:      types.BoolNull(),
-		ModelCache:   &rayModelCache{Mode: types.StringValue("pvc"), ClaimName: types.StringValue("c"), HostPath: types.StringNull(), SubPath: types.StringValue("m/main"), MountPath: types.StringValue("/models")},
+		ModelCache:   &modelCacheModel{Mode: types.StringValue("pvc"), ClaimName: types.StringValue("c"), HostPath: types.StringNull(), SubPath: types.StringValue("m/main"), MountPath: types.StringValue("/models")},
 		WaitForReady: types.BoolValue(true),
 	}
 	m.SetObjectRef(kube.Ref{Namespace: "ns", Name: "train"})

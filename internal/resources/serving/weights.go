@@ -111,25 +111,3 @@ func validateGPUMemory(p path.Path, v types.String) (int64, diag.Diagnostics) {
 	}
 	return b, diags
 }
-
-// withPathText puts the attribute path into each diagnostic's text, as
-// object.Spec.Validate's diagnostics get it: Terraform points at the whole
-// block for an attribute that is unset or nested, so the text is where the
-// user learns which one is meant.
-func withPathText(in diag.Diagnostics) diag.Diagnostics {
-	out := make(diag.Diagnostics, 0, len(in))
-	for _, d := range in {
-		dp, ok := d.(diag.DiagnosticWithPath)
-		if !ok || len(dp.Path().Steps()) == 0 {
-			out = append(out, d)
-			continue
-		}
-		detail := dp.Path().String() + ": " + d.Detail()
-		if d.Severity() == diag.SeverityError {
-			out.AddAttributeError(dp.Path(), d.Summary(), detail)
-		} else {
-			out.AddAttributeWarning(dp.Path(), d.Summary(), detail)
-		}
-	}
-	return out
-}

@@ -178,7 +178,7 @@ func overlaps(overlay, typed any, path, field string) []string {
 	switch o := overlay.(type) {
 	case map[string]any:
 		t, ok := typed.(map[string]any)
-		if !ok {
+		if !ok || len(o) == 0 { // {} sets the field as a whole
 			if typed != nil {
 				return []string{path}
 			}

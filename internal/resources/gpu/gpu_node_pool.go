@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -35,13 +34,13 @@ import (
 const annotationPrefix = "gpu-node-pool.aiplatform.terraform.io/"
 
 type nodePoolModel struct {
-	ID          types.String `tfsdk:"id"`
-	Name        types.String `tfsdk:"name"`
-	Selector    types.Map    `tfsdk:"selector"`
-	Labels      types.Map    `tfsdk:"labels"`
-	Taints      []nodeTaint  `tfsdk:"taints"`
-	GPUResource types.String `tfsdk:"gpu_resource"`
-	MinNodes    types.Int64  `tfsdk:"min_nodes"`
+	ID          types.String   `tfsdk:"id"`
+	Name        types.String   `tfsdk:"name"`
+	Selector    types.Map      `tfsdk:"selector"`
+	Labels      types.Map      `tfsdk:"labels"`
+	Taints      []object.Taint `tfsdk:"taints"`
+	GPUResource types.String   `tfsdk:"gpu_resource"`
+	MinNodes    types.Int64    `tfsdk:"min_nodes"`
 
 	NodeNames         types.List   `tfsdk:"node_names"`
 	NodeCount         types.Int64  `tfsdk:"node_count"`
@@ -52,12 +51,6 @@ type nodePoolModel struct {
 	GPUAllocatable    types.Int64  `tfsdk:"gpu_allocatable"`
 	CPUAllocatable    types.String `tfsdk:"cpu_allocatable"`
 	MemoryAllocatable types.String `tfsdk:"memory_allocatable"`
-}
-
-type nodeTaint struct {
-	Key    types.String `tfsdk:"key"`
-	Value  types.String `tfsdk:"value"`
-	Effect types.String `tfsdk:"effect"`
 }
 
 // record is what the annotation holds.
@@ -104,14 +97,7 @@ func (r *nodePool) Schema(_ context.Context, _ resource.SchemaRequest, resp *res
 				Validators:          []validator.Map{mapvalidator.SizeAtLeast(1), validators.Labels()}},
 			"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Labels applied to every node of the pool.", Validators: []validator.Map{validators.Labels()}},
-			"taints": schema.ListNestedAttribute{Optional: true,
-				MarkdownDescription: "Taints applied to every node of the pool (other taints on the nodes are kept).",
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"key":    schema.StringAttribute{Required: true, Validators: []validator.String{validators.QualifiedName()}},
-					"value":  schema.StringAttribute{Optional: true, Validators: []validator.String{validators.LabelValue()}},
-					"effect": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")}},
-				}},
-				Validators: []validator.List{listvalidator.SizeAtLeast(1)}},
+			"taints": taintsAttribute(),
 			"gpu_resource": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(capacity.DefaultGPUResource),
 				MarkdownDescription: "Extended resource name of the GPUs. Default `nvidia.com/gpu`.", Validators: []validator.String{validators.QualifiedName()}},
 			"min_nodes": schema.Int64Attribute{Optional: true,
@@ -141,6 +127,12 @@ func (m *nodePoolModel) gpu() corev1.ResourceName {
 		return capacity.DefaultGPUResource
 	}
 	return corev1.ResourceName(m.GPUResource.ValueString())
+}
+
+func taintsAttribute() schema.ListNestedAttribute {
+	a := object.TaintsAttribute("Taints applied to every node of the pool (other taints on the nodes are kept).")
+	a.Validators = []validator.List{listvalidator.SizeAtLeast(1)}
+	return a
 }
 
 func (m *nodePoolModel) desiredTaints() []corev1.Taint {
@@ -310,7 +302,7 @@ func (r *nodePool) Read(ctx context.Context, req resource.ReadRequest, resp *res
 			m.Labels = mapValue(rec.Labels)
 		}
 		for _, t := range rec.Taints {
-			nt := nodeTaint{Key: types.StringValue(t.Key), Effect: types.StringValue(string(t.Effect)), Value: types.StringNull()}
+			nt := object.Taint{Key: types.StringValue(t.Key), Effect: types.StringValue(string(t.Effect)), Value: types.StringNull()}
 			if t.Value != "" {
 				nt.Value = types.StringValue(t.Value)
 			}

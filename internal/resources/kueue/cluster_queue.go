@@ -258,7 +258,7 @@ func readClusterQueue(live map[string]any, m *clusterQueueModel) {
 		checks = append(checks, object.String(c["name"], types.StringNull()))
 	}
 	if checks == nil {
-		checks = emptyOrNil(m.AdmissionChecks)
+		checks = object.EmptyOrNil(m.AdmissionChecks)
 	}
 	m.AdmissionChecks = checks
 	m.ResourceGroups = resourceGroupsIn(object.Items(spec, "resourceGroups"), m.ResourceGroups)
@@ -357,7 +357,7 @@ func selectorIn(live map[string]any, prior *labelSelector) *labelSelector {
 		})
 	}
 	if s.MatchExpressions == nil {
-		s.MatchExpressions = emptyOrNil(p.MatchExpressions)
+		s.MatchExpressions = object.EmptyOrNil(p.MatchExpressions)
 	}
 	if prior == nil && s.MatchLabels.IsNull() && s.MatchExpressions == nil {
 		return nil

@@ -3,10 +3,8 @@ package kueue
 import (
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -24,27 +22,11 @@ import (
 
 type resourceFlavorModel struct {
 	object.ClusterMeta
-	NodeLabels   types.Map    `tfsdk:"node_labels"`
-	NodeTaints   []taint      `tfsdk:"node_taints"`
-	Tolerations  []toleration `tfsdk:"tolerations"`
-	TopologyName types.String `tfsdk:"topology_name"`
+	NodeLabels   types.Map           `tfsdk:"node_labels"`
+	NodeTaints   []object.Taint      `tfsdk:"node_taints"`
+	Tolerations  []object.Toleration `tfsdk:"tolerations"`
+	TopologyName types.String        `tfsdk:"topology_name"`
 }
-
-type taint struct {
-	Key    types.String `tfsdk:"key"`
-	Value  types.String `tfsdk:"value"`
-	Effect types.String `tfsdk:"effect"`
-}
-
-type toleration struct {
-	Key               types.String `tfsdk:"key"`
-	Operator          types.String `tfsdk:"operator"`
-	Value             types.String `tfsdk:"value"`
-	Effect            types.String `tfsdk:"effect"`
-	TolerationSeconds types.Int64  `tfsdk:"toleration_seconds"`
-}
-
-var taintEffects = []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}
 
 // NewResourceFlavor is aiplatform_resource_flavor.
 func NewResourceFlavor() resource.Resource {
@@ -61,29 +43,8 @@ func NewResourceFlavor() resource.Resource {
 				Validators:          []validator.Map{mapvalidator.SizeAtMost(8), validators.Labels()},
 				PlanModifiers:       []planmodifier.Map{mapplanmodifier.RequiresReplaceIf(whenTopologySet, "Kueue makes node_labels immutable when topology_name is set.", "Kueue makes `node_labels` immutable when `topology_name` is set.")},
 			},
-			"node_taints": schema.ListNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Taints of the nodes; workloads are admitted to this flavor only if they tolerate them (at most 8).",
-				Validators:          []validator.List{listvalidator.SizeAtMost(8)},
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"key":    schema.StringAttribute{Required: true, Validators: []validator.String{validators.QualifiedName()}},
-					"value":  schema.StringAttribute{Optional: true, Validators: []validator.String{validators.LabelValue()}},
-					"effect": schema.StringAttribute{Required: true, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`.", Validators: []validator.String{stringvalidator.OneOf(taintEffects...)}},
-				}},
-			},
-			"tolerations": schema.ListNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Tolerations Kueue adds to the pods of workloads admitted to this flavor (at most 8). Immutable once `topology_name` is set.",
-				Validators:          []validator.List{listvalidator.SizeAtMost(8)},
-				PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplaceIf(whenTopologySetList, "Kueue makes tolerations immutable when topology_name is set.", "Kueue makes `tolerations` immutable when `topology_name` is set.")},
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"key":                schema.StringAttribute{Optional: true, MarkdownDescription: "Taint key; empty with operator `Exists` tolerates everything.", Validators: []validator.String{validators.QualifiedName()}},
-					"operator":           schema.StringAttribute{Optional: true, MarkdownDescription: "`Equal` (Kubernetes' default) or `Exists`.", Validators: []validator.String{stringvalidator.OneOf("Equal", "Exists")}},
-					"value":              schema.StringAttribute{Optional: true, Validators: []validator.String{validators.LabelValue()}},
-					"effect":             schema.StringAttribute{Optional: true, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all.", Validators: []validator.String{stringvalidator.OneOf(taintEffects...)}},
-					"toleration_seconds": schema.Int64Attribute{Optional: true, MarkdownDescription: "Only with effect `NoExecute`.", Validators: []validator.Int64{int64validator.AtLeast(0)}},
-				}},
-			},
+			"node_taints": nodeTaintsAttribute(),
+			"tolerations": tolerationsAttribute(),
 			"topology_name": schema.StringAttribute{
 				Optional:            true,
 				MarkdownDescription: "Name of a Kueue Topology for topology-aware scheduling. Requires `node_labels`; changing it replaces the flavor.",
@@ -115,10 +76,10 @@ func resourceFlavorFields(m *resourceFlavorModel) map[string]any {
 	spec := map[string]any{}
 	object.Put(spec, "nodeLabels", object.MapOut(m.NodeLabels))
 	if len(m.NodeTaints) > 0 {
-		spec["nodeTaints"] = taintsOut(m.NodeTaints)
+		spec["nodeTaints"] = object.TaintsToObject(m.NodeTaints)
 	}
 	if len(m.Tolerations) > 0 {
-		spec["tolerations"] = tolerationsOut(m.Tolerations)
+		spec["tolerations"] = object.TolerationsToObject(m.Tolerations)
 	}
 	object.Put(spec, "topologyName", m.TopologyName)
 	return map[string]any{"spec": spec}
@@ -127,8 +88,8 @@ func resourceFlavorFields(m *resourceFlavorModel) map[string]any {
 func readResourceFlavor(live map[string]any, m *resourceFlavorModel) {
 	spec := object.Fields(live, "spec")
 	m.NodeLabels = object.StringMap(spec["nodeLabels"], m.NodeLabels)
-	m.NodeTaints = taintsIn(object.Items(spec, "nodeTaints"), m.NodeTaints)
-	m.Tolerations = tolerationsIn(object.Items(spec, "tolerations"), m.Tolerations)
+	m.NodeTaints = object.ReadTaints(object.List(spec, "nodeTaints"), m.NodeTaints)
+	m.Tolerations = object.ReadTolerations(object.List(spec, "tolerations"), m.Tolerations)
 	m.TopologyName = object.String(spec["topologyName"], m.TopologyName)
 }
 
@@ -138,98 +99,18 @@ func validateResourceFlavor(m *resourceFlavorModel) diag.Diagnostics {
 		diags.AddAttributeError(path.Root("node_labels"), "node_labels required with topology_name",
 			"Kueue requires at least one node label when topology_name is set.")
 	}
-	diags.Append(validateTolerations(path.Root("tolerations"), m.Tolerations)...)
 	return diags
 }
 
-// validateTolerations mirrors the rules Kueue's CRD enforces, at plan time.
-func validateTolerations(p path.Path, ts []toleration) diag.Diagnostics {
-	var diags diag.Diagnostics
-	for i, t := range ts {
-		ip := p.AtListIndex(i)
-		exists := t.Operator.ValueString() == "Exists"
-		if t.Key.ValueString() == "" && !t.Key.IsUnknown() && !exists && !t.Operator.IsUnknown() {
-			diags.AddAttributeError(ip.AtName("operator"), "Toleration without key",
-				"A toleration without key matches every taint and needs operator = \"Exists\".")
-		}
-		if exists && !t.Value.IsNull() {
-			diags.AddAttributeError(ip.AtName("value"), "Value with operator Exists",
-				"A toleration with operator = \"Exists\" must not set value.")
-		}
-		if !t.TolerationSeconds.IsNull() && t.Effect.ValueString() != "NoExecute" && !t.Effect.IsUnknown() {
-			diags.AddAttributeError(ip.AtName("toleration_seconds"), "toleration_seconds needs effect NoExecute",
-				"toleration_seconds only applies to effect = \"NoExecute\".")
-		}
-	}
-	return diags
+func nodeTaintsAttribute() schema.ListNestedAttribute {
+	a := object.TaintsAttribute("Taints of the nodes; workloads are admitted to this flavor only if they tolerate them (at most 8).")
+	a.Validators = []validator.List{listvalidator.SizeAtMost(8)}
+	return a
 }
 
-func taintsOut(ts []taint) []any {
-	out := make([]any, len(ts))
-	for i, t := range ts {
-		m := map[string]any{}
-		object.Put(m, "key", t.Key)
-		object.Put(m, "value", t.Value)
-		object.Put(m, "effect", t.Effect)
-		out[i] = m
-	}
-	return out
-}
-
-func taintsIn(items []map[string]any, prior []taint) []taint {
-	if len(items) == 0 {
-		return emptyOrNil(prior)
-	}
-	out := make([]taint, len(items))
-	for i, it := range items {
-		var p taint
-		if i < len(prior) {
-			p = prior[i]
-		}
-		out[i] = taint{Key: object.String(it["key"], p.Key), Value: object.String(it["value"], p.Value), Effect: object.String(it["effect"], p.Effect)}
-	}
-	return out
-}
-
-func tolerationsOut(ts []toleration) []any {
-	out := make([]any, len(ts))
-	for i, t := range ts {
-		m := map[string]any{}
-		object.Put(m, "key", t.Key)
-		object.Put(m, "operator", t.Operator)
-		object.Put(m, "value", t.Value)
-		object.Put(m, "effect", t.Effect)
-		object.Put(m, "tolerationSeconds", t.TolerationSeconds)
-		out[i] = m
-	}
-	return out
-}
-
-func tolerationsIn(items []map[string]any, prior []toleration) []toleration {
-	if len(items) == 0 {
-		return emptyOrNil(prior)
-	}
-	out := make([]toleration, len(items))
-	for i, it := range items {
-		var p toleration
-		if i < len(prior) {
-			p = prior[i]
-		}
-		out[i] = toleration{
-			Key:               object.String(it["key"], p.Key),
-			Operator:          object.String(it["operator"], p.Operator),
-			Value:             object.String(it["value"], p.Value),
-			Effect:            object.String(it["effect"], p.Effect),
-			TolerationSeconds: object.Int64(it["tolerationSeconds"]),
-		}
-	}
-	return out
-}
-
-// emptyOrNil keeps an empty list the user wrote as empty; anything else absent is null.
-func emptyOrNil[E any](prior []E) []E {
-	if prior != nil && len(prior) == 0 {
-		return prior
-	}
-	return nil
+func tolerationsAttribute() schema.ListNestedAttribute {
+	a := object.TolerationsAttribute("Tolerations Kueue adds to the pods of workloads admitted to this flavor (at most 8). Immutable once `topology_name` is set.")
+	a.Validators = []validator.List{listvalidator.SizeAtMost(8)}
+	a.PlanModifiers = []planmodifier.List{listplanmodifier.RequiresReplaceIf(whenTopologySetList, "Kueue makes tolerations immutable when topology_name is set.", "Kueue makes `tolerations` immutable when `topology_name` is set.")}
+	return a
 }

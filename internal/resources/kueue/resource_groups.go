@@ -160,7 +160,7 @@ func resourceGroupsIn(live []map[string]any, prior []resourceGroup) []resourceGr
 		groups = append(groups, rg)
 	}
 	if groups == nil {
-		return emptyOrNil(prior)
+		return object.EmptyOrNil(prior)
 	}
 	return groups
 }

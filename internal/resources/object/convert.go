@@ -34,16 +34,15 @@ func Fields(obj map[string]any, keys ...string) map[string]any {
 	return m
 }
 
+// List returns the list at obj[k1][k2]… or nil.
+func List(obj map[string]any, keys ...string) []any {
+	list, _ := Field(obj, keys...).([]any)
+	return list
+}
+
 // Items returns the list at obj[k1][k2]… as maps.
 func Items(obj map[string]any, keys ...string) []map[string]any {
-	list, _ := Field(obj, keys...).([]any)
-	out := make([]map[string]any, 0, len(list))
-	for _, it := range list {
-		if m, ok := it.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
+	return maps(List(obj, keys...))
 }
 
 // String reads a string field; absent or empty is null, unless the prior value

@@ -37,7 +37,7 @@ func group() *lwsGroupModel {
 			Image: types.StringValue("vllm/vllm-openai:v0.9.0"), Command: strs("python3", "-m"), Args: strs(args...),
 			Env: strMap("HF_HOME", "/models"), GPUs: types.Int64Value(4), CPU: types.StringValue("8"), Memory: types.StringValue("64Gi"),
 			NodeSelector: strMap("pool", "h100"),
-			Tolerations: []tolerationModel{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"),
+			Tolerations: []object.Toleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"),
 				Value: types.StringNull(), Effect: types.StringValue("NoSchedule")}},
 		}
 	}

@@ -30,22 +30,15 @@ const containerName = "main"
 const lwsEnvPrefix = "LWS_"
 
 type podTemplateModel struct {
-	Image        types.String      `tfsdk:"image"`
-	Command      []types.String    `tfsdk:"command"`
-	Args         []types.String    `tfsdk:"args"`
-	Env          types.Map         `tfsdk:"env"`
-	GPUs         types.Int64       `tfsdk:"gpus"`
-	CPU          types.String      `tfsdk:"cpu"`
-	Memory       types.String      `tfsdk:"memory"`
-	NodeSelector types.Map         `tfsdk:"node_selector"`
-	Tolerations  []tolerationModel `tfsdk:"tolerations"`
-}
-
-type tolerationModel struct {
-	Key      types.String `tfsdk:"key"`
-	Operator types.String `tfsdk:"operator"`
-	Value    types.String `tfsdk:"value"`
-	Effect   types.String `tfsdk:"effect"`
+	Image        types.String        `tfsdk:"image"`
+	Command      []types.String      `tfsdk:"command"`
+	Args         []types.String      `tfsdk:"args"`
+	Env          types.Map           `tfsdk:"env"`
+	GPUs         types.Int64         `tfsdk:"gpus"`
+	CPU          types.String        `tfsdk:"cpu"`
+	Memory       types.String        `tfsdk:"memory"`
+	NodeSelector types.Map           `tfsdk:"node_selector"`
+	Tolerations  []object.Toleration `tfsdk:"tolerations"`
 }
 
 var (
@@ -81,16 +74,7 @@ func templateAttribute(desc string, required bool) schema.SingleNestedAttribute 
 			"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Labels of the nodes the pod may run on: the GPU pool. The plan checks the pod's GPUs against these live nodes.",
 				Validators:          []validator.Map{validators.Labels()}},
-			"tolerations": schema.ListNestedAttribute{Optional: true, MarkdownDescription: "Taints the pod tolerates (GPU pools are commonly tainted).",
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"key": schema.StringAttribute{Optional: true, Validators: []validator.String{validators.QualifiedName()}},
-					"operator": schema.StringAttribute{Optional: true, MarkdownDescription: "`Equal` (Kubernetes' default) or `Exists`.",
-						Validators: []validator.String{stringvalidator.OneOf("Equal", "Exists")}},
-					"value": schema.StringAttribute{Optional: true},
-					"effect": schema.StringAttribute{Optional: true, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; all when unset.",
-						Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")}},
-				}},
-			},
+			"tolerations": object.TolerationsAttribute("Taints the pod tolerates (GPU pools are commonly tainted)."),
 		},
 	}
 }
@@ -179,16 +163,7 @@ func templateOut(t *podTemplateModel, cache *modelCacheModel, probe map[string]a
 	spec["containers"] = []any{c}
 	object.Put(spec, "nodeSelector", object.MapOut(t.NodeSelector))
 	if len(t.Tolerations) > 0 {
-		list := make([]any, len(t.Tolerations))
-		for i, tol := range t.Tolerations {
-			m := map[string]any{}
-			object.Put(m, "key", tol.Key)
-			object.Put(m, "operator", tol.Operator)
-			object.Put(m, "value", tol.Value)
-			object.Put(m, "effect", tol.Effect)
-			list[i] = m
-		}
-		spec["tolerations"] = list
+		spec["tolerations"] = object.TolerationsToObject(t.Tolerations)
 	}
 	return map[string]any{"spec": spec}
 }
@@ -260,19 +235,7 @@ func templateIn(tmpl map[string]any, prior *podTemplateModel) *podTemplateModel 
 	}
 	spec := object.Fields(tmpl, "spec")
 	t.NodeSelector = object.StringMap(spec["nodeSelector"], p.NodeSelector)
-	for i, tol := range object.Items(spec, "tolerations") {
-		var pt tolerationModel
-		if i < len(p.Tolerations) {
-			pt = p.Tolerations[i]
-		}
-		t.Tolerations = append(t.Tolerations, tolerationModel{
-			Key: object.String(tol["key"], pt.Key), Operator: object.String(tol["operator"], pt.Operator),
-			Value: object.String(tol["value"], pt.Value), Effect: object.String(tol["effect"], pt.Effect),
-		})
-	}
-	if t.Tolerations == nil && p.Tolerations != nil && len(p.Tolerations) == 0 {
-		t.Tolerations = p.Tolerations
-	}
+	t.Tolerations = object.ReadTolerations(object.List(spec, "tolerations"), p.Tolerations)
 	return t
 }
 

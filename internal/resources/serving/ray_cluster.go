@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -84,23 +85,16 @@ type rayHead struct {
 }
 
 type rayWorkerGroup struct {
-	Name           types.String    `tfsdk:"name"`
-	Replicas       types.Int64     `tfsdk:"replicas"`
-	MinReplicas    types.Int64     `tfsdk:"min_replicas"`
-	MaxReplicas    types.Int64     `tfsdk:"max_replicas"`
-	CPU            types.String    `tfsdk:"cpu"`
-	Memory         types.String    `tfsdk:"memory"`
-	GPUs           types.Int64     `tfsdk:"gpus"`
-	NodeSelector   types.Map       `tfsdk:"node_selector"`
-	Tolerations    []rayToleration `tfsdk:"tolerations"`
-	RayStartParams types.Map       `tfsdk:"ray_start_params"`
-}
-
-type rayToleration struct {
-	Key      types.String `tfsdk:"key"`
-	Operator types.String `tfsdk:"operator"`
-	Value    types.String `tfsdk:"value"`
-	Effect   types.String `tfsdk:"effect"`
+	Name           types.String        `tfsdk:"name"`
+	Replicas       types.Int64         `tfsdk:"replicas"`
+	MinReplicas    types.Int64         `tfsdk:"min_replicas"`
+	MaxReplicas    types.Int64         `tfsdk:"max_replicas"`
+	CPU            types.String        `tfsdk:"cpu"`
+	Memory         types.String        `tfsdk:"memory"`
+	GPUs           types.Int64         `tfsdk:"gpus"`
+	NodeSelector   types.Map           `tfsdk:"node_selector"`
+	Tolerations    []object.Toleration `tfsdk:"tolerations"`
+	RayStartParams types.Map           `tfsdk:"ray_start_params"`
 }
 
 type rayAutoscaling struct {
@@ -267,16 +261,7 @@ func rayClusterAttributes() map[string]schema.Attribute {
 				"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 					MarkdownDescription: "Node labels the workers must run on, e.g. a GPU pool's `{ \"nvidia.com/gpu.product\" = \"NVIDIA-H100-80GB-HBM3\" }`.",
 					Validators:          []validator.Map{validators.Labels()}},
-				"tolerations": schema.ListNestedAttribute{Optional: true,
-					MarkdownDescription: "Tolerations of the workers, e.g. for a tainted GPU pool.",
-					NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-						"key": schema.StringAttribute{Optional: true, MarkdownDescription: "Taint key; unset with `Exists` tolerates every taint."},
-						"operator": schema.StringAttribute{Optional: true, MarkdownDescription: "`Equal` (Kubernetes' default) or `Exists`.",
-							Validators: []validator.String{stringvalidator.OneOf("Equal", "Exists")}},
-						"value": schema.StringAttribute{Optional: true, MarkdownDescription: "Taint value (with `Equal`)."},
-						"effect": schema.StringAttribute{Optional: true, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; unset matches all.",
-							Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")}},
-					}}},
+				"tolerations":      object.TolerationsAttribute("Tolerations of the workers, e.g. for a tainted GPU pool."),
 				"ray_start_params": rayMapAttr("Arguments of the workers' `ray start`."),
 			}}},
 		"autoscaling": schema.SingleNestedAttribute{Optional: true,
@@ -408,7 +393,7 @@ func rayClusterFields(m *rayClusterModel) map[string]any {
 				"rayStartParams": rayStartParamsOut(g.RayStartParams),
 				"template": rayPodTemplate(m, "ray-worker", rayResourcesOut(g.CPU, g.Memory, g.GPUs), map[string]any{
 					"nodeSelector": object.MapOut(g.NodeSelector),
-					"tolerations":  rayTolerationsOut(g.Tolerations),
+					"tolerations":  object.TolerationsToObject(g.Tolerations),
 				}),
 			}
 			object.Put(wg, "replicas", g.Replicas)
@@ -430,22 +415,6 @@ func rayClusterFields(m *rayClusterModel) map[string]any {
 		fields["metadata"] = map[string]any{"labels": map[string]any{rayQueueLabel: m.QueueName.ValueString()}}
 	}
 	return fields
-}
-
-func rayTolerationsOut(ts []rayToleration) []any {
-	if ts == nil {
-		return nil
-	}
-	out := make([]any, len(ts))
-	for i, t := range ts {
-		m := map[string]any{}
-		object.Put(m, "key", t.Key)
-		object.Put(m, "operator", t.Operator)
-		object.Put(m, "value", t.Value)
-		object.Put(m, "effect", t.Effect)
-		out[i] = m
-	}
-	return out
 }
 
 // raySeconds parses a duration in whole seconds; -1 and no error when unset.
@@ -527,7 +496,7 @@ func readRayCluster(live map[string]any, m *rayClusterModel) {
 		c := rayFirstContainer(tmpl)
 		g.CPU, g.Memory, g.GPUs = rayResourcesIn(c, p.CPU, p.Memory, p.GPUs)
 		g.NodeSelector = rayOwnedSelector(object.Fields(tmpl, "spec", "nodeSelector"), p.NodeSelector)
-		g.Tolerations = rayOwnedTolerations(object.Items(tmpl, "spec", "tolerations"), p.Tolerations)
+		g.Tolerations = rayOwnedTolerations(object.List(tmpl, "spec", "tolerations"), p.Tolerations)
 		groups = append(groups, g)
 	}
 	if m.Autoscaling != nil || spec["enableInTreeAutoscaling"] != nil {
@@ -640,29 +609,16 @@ func rayOwnedSelector(live map[string]any, prior types.Map) types.Map {
 
 // rayOwnedTolerations reads tolerations. With a prior value only tolerations
 // equal to one of it are kept: Kueue appends its flavor's on admission.
-func rayOwnedTolerations(live []map[string]any, prior []rayToleration) []rayToleration {
-	var out []rayToleration
-	for _, t := range live {
-		rt := rayToleration{
-			Key: object.String(t["key"], types.StringNull()), Operator: object.String(t["operator"], types.StringNull()),
-			Value: object.String(t["value"], types.StringNull()), Effect: object.String(t["effect"], types.StringNull()),
+func rayOwnedTolerations(live []any, prior []object.Toleration) []object.Toleration {
+	var out []object.Toleration
+	for _, t := range object.TolerationsFromObject(live) {
+		if prior != nil && !slices.ContainsFunc(prior, t.Equal) {
+			continue
 		}
-		if prior != nil {
-			found := false
-			for _, p := range prior {
-				if p.Key.Equal(rt.Key) && p.Operator.Equal(rt.Operator) && p.Value.Equal(rt.Value) && p.Effect.Equal(rt.Effect) {
-					found = true
-					break
-				}
-			}
-			if !found {
-				continue
-			}
-		}
-		out = append(out, rt)
+		out = append(out, t)
 	}
-	if out == nil && prior != nil && len(prior) == 0 {
-		return prior
+	if out == nil {
+		return object.EmptyOrNil(prior)
 	}
 	return out
 }
@@ -741,17 +697,6 @@ func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 		if object.Known(g.MaxReplicas) && object.Known(g.MinReplicas) && g.MinReplicas.ValueInt64() > g.MaxReplicas.ValueInt64() {
 			diags.AddAttributeError(p.AtName("min_replicas"), "min_replicas above max_replicas",
 				fmt.Sprintf("min_replicas = %d is more than max_replicas = %d.", g.MinReplicas.ValueInt64(), g.MaxReplicas.ValueInt64()))
-		}
-		for j, t := range g.Tolerations {
-			tp := p.AtName("tolerations").AtListIndex(j)
-			if t.Operator.ValueString() == "Exists" && object.Known(t.Value) && t.Value.ValueString() != "" {
-				diags.AddAttributeError(tp.AtName("value"), "Value with Exists",
-					"a toleration with operator Exists takes no value.")
-			}
-			if t.Key.IsNull() && !t.Operator.IsUnknown() && t.Operator.ValueString() != "Exists" {
-				diags.AddAttributeError(tp.AtName("key"), "Toleration without key",
-					"without a key the operator must be Exists (tolerate every taint).")
-			}
 		}
 	}
 	if a := m.Autoscaling; a != nil && object.Known(a.IdleTimeout) {

@@ -29,7 +29,7 @@ func sampleRayCluster() rayClusterModel {
 			Name: types.StringValue("gpu"), Replicas: types.Int64Value(2), MinReplicas: types.Int64Value(0), MaxReplicas: types.Int64Null(),
 			CPU: types.StringValue("4"), Memory: types.StringValue("16Gi"), GPUs: types.Int64Value(4),
 			NodeSelector:   rayStrMap("pool", "a"),
-			Tolerations:    []rayToleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"), Value: types.StringNull(), Effect: types.StringNull()}},
+			Tolerations:    []object.Toleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"), Value: types.StringNull(), Effect: types.StringNull()}},
 			RayStartParams: types.MapNull(types.StringType),
 		}},
 		Autoscaling:  &rayAutoscaling{Enabled: types.BoolValue(true), IdleTimeout: types.StringValue("300s")},

@@ -296,7 +296,8 @@ resource "aiplatform_ray_cluster" "bad" {
 			},
 			{
 				Config: bad(`{ name = "w", tolerations = [{ operator = "Equal", value = "x" }] }`), PlanOnly: true,
-				ExpectError: acctest.ErrorMatching("worker_groups[0].tolerations[0].key: without a key the operator must be Exists"),
+				// The shared toleration check (object.TolerationsAttribute) names the operator, as for a ResourceFlavor.
+				ExpectError: acctest.ErrorMatching(`worker_groups[0].tolerations[0].operator: A toleration without key matches every taint and needs operator = "Exists"`),
 			},
 			{
 				Config: strings.Replace(bad(`{ name = "w" }`), "  head ", "  model_cache = { sub_path = \"m/main\", mount_path = \"models\" }\n  head ", 1), PlanOnly: true,

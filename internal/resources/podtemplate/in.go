@@ -33,6 +33,7 @@ func Read(tmpl map[string]any, prior *Template) *Template {
 		InitContainers:     containersIn(object.Items(spec, "initContainers"), p.InitContainers),
 		ServiceAccountName: object.String(spec["serviceAccountName"], p.ServiceAccountName),
 		NodeSelector:       object.StringMap(spec["nodeSelector"], p.NodeSelector),
+		Tolerations:        object.ReadTolerations(tolerationList(spec), p.Tolerations),
 		PriorityClassName:  object.String(spec["priorityClassName"], p.PriorityClassName),
 		RuntimeClassName:   object.String(spec["runtimeClassName"], p.RuntimeClassName),
 		Affinity:           documentIn(spec["affinity"], p.Affinity),
@@ -460,4 +461,9 @@ func overlayIn(tmpl map[string]any, prior types.String) types.String {
 		return prior
 	}
 	return types.StringValue(s)
+}
+
+func tolerationList(spec map[string]any) []any {
+	l, _ := spec["tolerations"].([]any)
+	return l
 }

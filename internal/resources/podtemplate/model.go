@@ -10,7 +10,7 @@
 // command and args, env with values and Secret/ConfigMap/field refs, ports,
 // requests and limits as separate maps, volume mounts, probes, security
 // contexts, volumes (emptyDir, PVC, ConfigMap, Secret, hostPath), service
-// account, labels and annotations, node selector, affinity, priority and
+// account, labels and annotations, node selector, tolerations, affinity, priority and
 // runtime class, image pull secrets, init and sidecar containers. Everything
 // else a PodTemplateSpec can say goes in pod_template, an overlay decoded
 // strictly against PodTemplateSpec at plan time and merged under the typed
@@ -24,6 +24,8 @@ package podtemplate
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 )
 
 // Template is a pod template: the metadata and spec of the pods.
@@ -35,6 +37,7 @@ type Template struct {
 	Volumes            []Volume            `tfsdk:"volumes"`
 	ServiceAccountName types.String        `tfsdk:"service_account_name"`
 	NodeSelector       types.Map           `tfsdk:"node_selector"`
+	Tolerations        []object.Toleration `tfsdk:"tolerations"`
 	Affinity           types.String        `tfsdk:"affinity"`
 	PriorityClassName  types.String        `tfsdk:"priority_class_name"`
 	RuntimeClassName   types.String        `tfsdk:"runtime_class_name"`

@@ -57,6 +57,7 @@ func (t *Template) typedObject() map[string]any {
 	}
 	object.Put(spec, "serviceAccountName", t.ServiceAccountName)
 	object.Put(spec, "nodeSelector", object.MapOut(t.NodeSelector))
+	object.Put(spec, "tolerations", object.TolerationsToObject(t.Tolerations))
 	if object.Known(t.Affinity) {
 		if a, err := Decode[affinity](t.Affinity.ValueString()); err == nil {
 			spec["affinity"] = a

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -48,6 +49,7 @@ func Attributes() map[string]schema.Attribute {
 			Validators: []validator.String{validators.DNSSubdomain()}},
 		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 			MarkdownDescription: "Labels of the nodes the pods may run on.", Validators: []validator.Map{validators.Labels()}},
+		"tolerations": object.TolerationsAttribute("Taints the pods tolerate (GPU pools are commonly tainted)."),
 		"affinity": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "The pods' affinity as JSON (`jsonencode({ nodeAffinity = … })`), in the API's field names; checked against `Affinity` at plan time.",
 			Validators:          []validator.String{Strict[affinity]("an Affinity")}},

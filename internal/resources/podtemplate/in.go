@@ -16,7 +16,8 @@ import (
 // server's default, equal quantities keep the user's spelling, and the
 // overlay and affinity keep the user's text while the live object says the
 // same. Containers, volumes and env are matched to prior by name, so the
-// names are always the live object's.
+// names are always the live object's. On import (prior nil) pod_template is
+// set to what the typed attributes cannot carry (see Remainder).
 func Read(tmpl map[string]any, prior *Template) *Template {
 	if tmpl == nil {
 		return nil
@@ -62,6 +63,11 @@ func Read(tmpl map[string]any, prior *Template) *Template {
 		if p.SecurityContext == nil && *t.SecurityContext == (PodSecurityContext{types.Int64Null(), types.Int64Null(), types.BoolNull(), types.Int64Null()}) {
 			t.SecurityContext = nil // {} or only fields the overlay carries
 		}
+	}
+	if prior == nil {
+		// An import: what the typed attributes cannot say goes in the
+		// overlay, so the generated configuration reproduces the object.
+		t.PodTemplate = remainderOverlay(tmpl, t)
 	}
 	return t
 }

@@ -186,3 +186,51 @@ func TestRequest(t *testing.T) {
 		t.Errorf("CPU: %s (the warm-up init container with the sidecar)", c.String())
 	}
 }
+
+// An import of a template with fields the typed attributes do not have: they
+// go into pod_template, so writing the model back reproduces the object and
+// nothing but the server's defaults is left over.
+func TestImportRemainder(t *testing.T) {
+	live := liveTemplate(t)
+	spec := live["spec"].(map[string]any)
+	spec["hostIPC"] = true
+	spec["volumes"] = append(spec["volumes"].([]any), map[string]any{"name": "datasets", "nfs": map[string]any{"server": "nfs.example", "path": "/datasets"}})
+	worker := spec["containers"].([]any)[0].(map[string]any)
+	worker["lifecycle"] = map[string]any{"preStop": map[string]any{"exec": map[string]any{"command": []any{"ray", "stop"}}}}
+	worker["volumeMounts"] = append(worker["volumeMounts"].([]any), map[string]any{"name": "datasets", "mountPath": "/data", "mountPropagation": "HostToContainer"})
+
+	m := Read(live, nil)
+	if m.PodTemplate.IsNull() {
+		t.Fatal("the fields the typed attributes cannot carry are lost")
+	}
+	overlay, err := Decode[podTemplate](m.PodTemplate.ValueString())
+	if err != nil {
+		t.Fatalf("the generated overlay does not decode: %v\n%s", err, m.PodTemplate.ValueString())
+	}
+	want := map[string]any{"spec": map[string]any{
+		"hostIPC": true,
+		"containers": []any{map[string]any{"name": "ray-worker",
+			"lifecycle":    worker["lifecycle"],
+			"volumeMounts": []any{map[string]any{"mountPath": "/data", "mountPropagation": "HostToContainer"}}}},
+		"volumes": []any{map[string]any{"name": "datasets", "nfs": map[string]any{"server": "nfs.example", "path": "/datasets"}}},
+	}}
+	if !equivalent(overlay, want) {
+		t.Fatalf("overlay:\n%s", m.PodTemplate.ValueString())
+	}
+	if diags := Validate(m, path.Root("t")); diags.HasError() {
+		t.Fatalf("the imported model does not validate: %v", diags)
+	}
+	obj := m.Object()
+	if missing := subset(obj, live, ""); len(missing) > 0 {
+		t.Errorf("writing the import back would change %v", missing)
+	}
+	if left := Remainder(live, &Template{PodTemplate: m.PodTemplate}); left == nil {
+		t.Error("Remainder against the overlay alone should leave the typed fields")
+	}
+	if r := remainder(live, obj, "", nil); !empty(r) {
+		t.Errorf("the written template misses %v", r)
+	}
+	if again := Read(live, m); again.PodTemplate != m.PodTemplate {
+		t.Errorf("a refresh reads another overlay: %q", again.PodTemplate.ValueString())
+	}
+}

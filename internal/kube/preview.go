@@ -114,7 +114,7 @@ func (c *Client) PreviewApply(ctx context.Context, k Kind, obj *unstructured.Uns
 	if err != nil {
 		return p, err
 	}
-	l, a := keyLists(normalize(live.Object), normalize(applied.Object))
+	l, a := keyLists(normalize(live.Object), normalize(applied.Object), "")
 	p.Changes = Compare(l.(map[string]any), a.(map[string]any), k.Kind == "ConfigMap")
 	patterns := make([][]string, len(managed))
 	for i, m := range managed {
@@ -190,16 +190,20 @@ func (p Preview) ConflictText() string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// listKeys are the fields that name the elements of a list, in the order
-// tried: the merge keys of the pod spec's lists (containers, volumes, env,
-// ports, mounts) and of the operators' group lists.
-var listKeys = []string{"name", "groupName", "mountPath", "containerPort", "devicePath"}
+// listKeys name the elements of a list by the list's field: the merge keys
+// of the pod spec's lists and of the operators' group lists. Any other list
+// whose elements all have distinct names is keyed by "name".
+var listKeys = map[string]string{
+	"volumeMounts": "mountPath", "volumeDevices": "devicePath", "ports": "containerPort",
+	"workerGroupSpecs": "groupName", "hostAliases": "ip",
+}
 
 // keyLists rewrites, in both trees at once, every list whose elements all
-// carry the same naming field with distinct values on both sides into a map
-// from "field=value" to element, so that Compare reports an added or removed
-// element by name rather than a changed list length or shifted indices.
-func keyLists(a, b any) (any, any) {
+// carry its naming field (see listKeys) with distinct values on both sides
+// into a map from "field=value" to element, so that Compare reports an
+// added or removed element by name rather than a changed list length or
+// shifted indices. b may be nil (only a is rewritten).
+func keyLists(a, b any, field string) (any, any) {
 	switch x := a.(type) {
 	case map[string]any:
 		y, _ := b.(map[string]any)
@@ -215,14 +219,14 @@ func keyLists(a, b any) (any, any) {
 		}
 		for k := range oa {
 			if _, ok := ob[k]; ok {
-				oa[k], ob[k] = keyLists(oa[k], ob[k])
+				oa[k], ob[k] = keyLists(oa[k], ob[k], k)
 			} else {
-				oa[k], _ = keyLists(oa[k], nil)
+				oa[k], _ = keyLists(oa[k], nil, k)
 			}
 		}
 		for k := range ob {
 			if _, ok := oa[k]; !ok {
-				ob[k], _ = keyLists(ob[k], nil)
+				ob[k], _ = keyLists(ob[k], nil, k)
 			}
 		}
 		if b == nil {
@@ -234,49 +238,80 @@ func keyLists(a, b any) (any, any) {
 		if b != nil && !isList {
 			return x, b
 		}
-		key := listKey(x, y)
+		key := listKey(field, x, y)
 		if key == "" {
 			return x, b
 		}
 		ma, mb := byKey(x, key), byKey(y, key)
 		if b == nil {
-			ra, _ := keyLists(ma, nil)
+			ra, _ := keyLists(ma, nil, "")
 			return ra, nil
 		}
-		return keyLists(ma, mb)
+		return keyLists(ma, mb, "")
 	case nil:
 		if b != nil {
-			rb, _ := keyLists(b, nil)
+			rb, _ := keyLists(b, nil, field)
 			return nil, rb
 		}
 	}
 	return a, b
 }
 
-func listKey(lists ...[]any) string {
-	for _, k := range listKeys {
-		ok := true
-		for _, l := range lists {
-			seen := map[string]bool{}
-			for _, it := range l {
-				m, isMap := it.(map[string]any)
-				v, has := m[k]
-				s := fmt.Sprint(v)
-				if !isMap || !has || isComposite(v) || seen[s] {
-					ok = false
-					break
-				}
-				seen[s] = true
+func listKey(field string, lists ...[]any) string {
+	k, ok := listKeys[field]
+	if !ok {
+		k = "name"
+	}
+	if len(lists[0]) == 0 && (len(lists) < 2 || len(lists[1]) == 0) {
+		return ""
+	}
+	for _, l := range lists {
+		seen := map[string]bool{}
+		for _, it := range l {
+			m, isMap := it.(map[string]any)
+			v, has := m[k]
+			s := fmt.Sprint(v)
+			if !isMap || !has || isComposite(v) || seen[s] {
+				return ""
 			}
-			if !ok {
-				break
-			}
-		}
-		if ok && (len(lists[0]) > 0 || len(lists) > 1 && len(lists[1]) > 0) {
-			return k
+			seen[s] = true
 		}
 	}
-	return ""
+	return k
+}
+
+// LeafPaths lists the paths of every value obj sets, in the notation of
+// Change.Path (named list elements as ["name=x"], other lists whole): the
+// managed paths of a resource whose attributes read back everything it
+// writes. metadata.name and metadata.namespace are left out.
+func LeafPaths(obj map[string]any) []string {
+	k, _ := keyLists(obj, nil, "")
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			for key, e := range m {
+				walk(join(path, key), e)
+			}
+			return
+		}
+		if path != "metadata.name" && path != "metadata.namespace" {
+			out = append(out, path)
+		}
+	}
+	walk("", k)
+	sort.Strings(out)
+	return out
+}
+
+// Covered says whether path (a Change.Path) is at or under one of the
+// managed patterns (see PreviewApply).
+func Covered(path string, managed []string) bool {
+	patterns := make([][]string, len(managed))
+	for i, m := range managed {
+		patterns[i] = pathSegments(m)
+	}
+	return covered(pathSegments(path), patterns)
 }
 
 func isComposite(v any) bool {

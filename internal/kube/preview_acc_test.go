@@ -110,7 +110,7 @@ func TestAccPreviewApplyOwnFields(t *testing.T) {
 	wantAll := []string{
 		"spec.replicas",
 		`spec.template.spec.containers["name=main"]`,
-		`spec.template.spec.containers["name=nginx"].volumeMounts["name=logs"]`,
+		`spec.template.spec.containers["name=nginx"].volumeMounts["mountPath=/logs"]`,
 		`spec.template.spec.volumes["name=logs"]`,
 	}
 	if got := paths(p.Changes); !slices.Equal(got, wantAll) {

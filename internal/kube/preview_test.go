@@ -49,7 +49,7 @@ func TestKeyLists(t *testing.T) {
 		"args":        []any{"a"},
 		"tolerations": []any{map[string]any{"key": "x"}},
 	}}
-	l, w := keyLists(live, want)
+	l, w := keyLists(live, want, "")
 	var got []string
 	for _, c := range Compare(l.(map[string]any), w.(map[string]any), false) {
 		got = append(got, c.Path+" "+c.Live+" → "+c.Want)
@@ -87,5 +87,33 @@ func TestConflicts(t *testing.T) {
 		if !strings.Contains(text, s) {
 			t.Errorf("conflict text lacks %q:\n%s", s, text)
 		}
+	}
+}
+
+func TestLeafPaths(t *testing.T) {
+	obj := map[string]any{"metadata": map[string]any{"name": "x", "labels": map[string]any{"a.b/c": "1"}},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": "main", "image": "i", "args": []any{"a"},
+				"volumeMounts": []any{map[string]any{"name": "v", "mountPath": "/a"}, map[string]any{"name": "v", "mountPath": "/b", "subPath": "b"}}}},
+			"volumes": []any{map[string]any{"name": "v", "emptyDir": map[string]any{}}},
+		}}}}
+	want := []string{
+		`metadata.labels["a.b/c"]`,
+		`spec.template.spec.containers["name=main"].args`,
+		`spec.template.spec.containers["name=main"].image`,
+		`spec.template.spec.containers["name=main"].name`,
+		`spec.template.spec.containers["name=main"].volumeMounts["mountPath=/a"].mountPath`,
+		`spec.template.spec.containers["name=main"].volumeMounts["mountPath=/a"].name`,
+		`spec.template.spec.containers["name=main"].volumeMounts["mountPath=/b"].mountPath`,
+		`spec.template.spec.containers["name=main"].volumeMounts["mountPath=/b"].name`,
+		`spec.template.spec.containers["name=main"].volumeMounts["mountPath=/b"].subPath`,
+		`spec.template.spec.volumes["name=v"].emptyDir`,
+		`spec.template.spec.volumes["name=v"].name`,
+	}
+	if got := LeafPaths(obj); !slices.Equal(got, want) {
+		t.Fatalf("got\n%s", strings.Join(got, "\n"))
+	}
+	if !Covered(`spec.template.spec.volumes["name=v"].emptyDir.medium`, want) || Covered(`spec.template.spec.volumes["name=w"]`, want) {
+		t.Fatal("Covered")
 	}
 }

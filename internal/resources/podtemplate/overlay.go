@@ -273,6 +273,9 @@ func project(overlay, live any, field string) any {
 			p[key] = match[key]
 			out = append(out, p)
 		}
+		if len(out) == 0 {
+			return nil
+		}
 		return out
 	}
 	return deepCopy(live)

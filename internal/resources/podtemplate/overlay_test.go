@@ -234,3 +234,12 @@ func TestImportRemainder(t *testing.T) {
 		t.Errorf("a refresh reads another overlay: %q", again.PodTemplate.ValueString())
 	}
 }
+
+func TestProjectVanishedElement(t *testing.T) {
+	overlay := map[string]any{"spec": map[string]any{"hostIPC": true, "containers": []any{map[string]any{"name": "proxy", "image": "envoy"}}}}
+	live := map[string]any{"spec": map[string]any{"hostIPC": true, "containers": []any{map[string]any{"name": "main", "image": "x"}}}}
+	got := project(overlay, live, "")
+	if !equivalent(got, map[string]any{"spec": map[string]any{"hostIPC": true}}) {
+		t.Fatalf("projection: %v", got)
+	}
+}

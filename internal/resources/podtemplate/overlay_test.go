@@ -243,3 +243,22 @@ func TestProjectVanishedElement(t *testing.T) {
 		t.Fatalf("projection: %v", got)
 	}
 }
+
+// Values unknown until apply are not judged (and do not panic).
+func TestValidateUnknown(t *testing.T) {
+	tmpl := &Template{
+		Containers: []Container{{Name: types.StringUnknown(), Image: types.StringUnknown(),
+			Requests:     types.MapUnknown(types.StringType),
+			Limits:       types.MapValueMust(types.StringType, map[string]attr.Value{"nvidia.com/gpu": types.StringUnknown()}),
+			VolumeMounts: []VolumeMount{{Name: types.StringUnknown(), MountPath: types.StringUnknown()}},
+			Ports:        []Port{{ContainerPort: types.Int64Unknown()}},
+		}},
+		Volumes:     []Volume{{Name: types.StringUnknown()}},
+		PodTemplate: types.StringUnknown(),
+		Affinity:    types.StringUnknown(),
+	}
+	if diags := Validate(tmpl, path.Root("t")); diags.HasError() {
+		t.Fatalf("unknown values judged: %v", diags)
+	}
+	_ = tmpl.Request("nvidia.com/gpu")
+}

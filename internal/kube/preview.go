@@ -86,9 +86,13 @@ func (p Preview) Forced() bool { return len(p.Conflicts) > 0 }
 // result with the live object. managed are path patterns of the fields the
 // resource's attributes show in a plan, in the notation of Change.Path:
 // "spec.replicas", "metadata.labels", "spec.template.spec.containers[*].image"
-// — [*] (or *) stands for any one index or key, and a pattern covers
-// everything under it. A change at a path that only contains a managed
-// pattern (a whole list element added or removed) is unmanaged.
+// — [*] (or *) stands for any one index or key. A change is managed when a
+// pattern covers its path (the pattern is the path or above it), or when it
+// adds or removes a value as a whole (a list element, a map) and a pattern
+// lies below its path: the resource writes, or wrote, fields of that element,
+// so its attributes show it appear or go. A resource whose Read maps back
+// everything its Fields write passes LeafPaths of the planned object and of
+// the prior state's object.
 //
 // When a non-forced apply would fail on conflicts, the preview lists them and
 // its changes are the forced apply's. Any other failure of the dry run is
@@ -121,7 +125,7 @@ func (c *Client) PreviewApply(ctx context.Context, k Kind, obj *unstructured.Uns
 		patterns[i] = pathSegments(m)
 	}
 	for _, ch := range p.Changes {
-		if !covered(pathSegments(ch.Path), patterns) {
+		if !managedChange(ch, patterns) {
 			p.Unmanaged = append(p.Unmanaged, ch)
 		}
 	}
@@ -312,6 +316,33 @@ func Covered(path string, managed []string) bool {
 		patterns[i] = pathSegments(m)
 	}
 	return covered(pathSegments(path), patterns)
+}
+
+// managedChange applies PreviewApply's rule to one change.
+func managedChange(ch Change, patterns [][]string) bool {
+	path := pathSegments(ch.Path)
+	if covered(path, patterns) {
+		return true
+	}
+	if ch.Live != absent && ch.Want != absent {
+		return false
+	}
+	for _, pat := range patterns {
+		if len(pat) <= len(path) {
+			continue
+		}
+		below := true
+		for i, s := range path {
+			if pat[i] != "*" && pat[i] != s {
+				below = false
+				break
+			}
+		}
+		if below {
+			return true
+		}
+	}
+	return false
 }
 
 func isComposite(v any) bool {

@@ -99,7 +99,7 @@ func TestAccPreviewApplyOwnFields(t *testing.T) {
 		"containers": []any{container("nginx", "nginx:1.27", "data"), container("main", "busybox:1")},
 		"volumes":    emptyDirs("data"),
 	})
-	managed := []string{"spec.replicas", "spec.template.spec.containers[*].image"}
+	managed := []string{"spec.replicas", `spec.template.spec.containers["name=nginx"].image`}
 	p, err := c.PreviewApply(ctx, deploymentKind, planned, false, managed)
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +123,20 @@ func TestAccPreviewApplyOwnFields(t *testing.T) {
 		if ch.Want != absent {
 			t.Errorf("%s: want removal, got %s → %s", ch.Path, ch.Live, ch.Want)
 		}
+	}
+	// Managed as a resource that reads back what it writes: the added
+	// container is its own (its attributes show it), the dropped volume
+	// and mount are not (they were never in the planned object).
+	own, err := c.PreviewApply(ctx, deploymentKind, planned, false, LeafPaths(planned.Object))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(own.Unmanaged); !slices.Equal(got, wantAll[2:]) {
+		t.Fatalf("unmanaged with the planned object's paths: %v, want %v", got, wantAll[2:])
+	}
+	// With the prior object's paths too, the removals were the resource's own.
+	if all, err := c.PreviewApply(ctx, deploymentKind, planned, false, append(LeafPaths(planned.Object), LeafPaths(before.Object)...)); err != nil || len(all.Unmanaged) != 0 {
+		t.Fatalf("unmanaged with the prior object's paths: %v, %v", all.Lines(), err)
 	}
 
 	// Nothing was written: the live object still has both volumes.

@@ -117,3 +117,22 @@ func TestLeafPaths(t *testing.T) {
 		t.Fatal("Covered")
 	}
 }
+
+func TestManagedChange(t *testing.T) {
+	pats := [][]string{pathSegments("spec.replicas"), pathSegments(`spec.template.spec.containers["name=main"].image`)}
+	for _, c := range []struct {
+		ch   Change
+		want bool
+	}{
+		{Change{Path: "spec.replicas", Live: "1", Want: "2"}, true},
+		{Change{Path: `spec.template.spec.containers["name=main"]`, Live: absent, Want: "{}"}, true},       // added, and written
+		{Change{Path: `spec.template.spec.containers["name=main"]`, Live: "{}", Want: absent}, true},       // removed, was written
+		{Change{Path: `spec.template.spec.containers["name=main"].args`, Live: "[]", Want: absent}, false}, // dropped inside a written element
+		{Change{Path: `spec.template.spec.containers["name=side"]`, Live: "{}", Want: absent}, false},
+		{Change{Path: `spec.template.spec`, Live: "{}", Want: "{}"}, false},
+	} {
+		if got := managedChange(c.ch, pats); got != c.want {
+			t.Errorf("%s %s → %s: managed %v, want %v", c.ch.Path, c.ch.Live, c.ch.Want, got, c.want)
+		}
+	}
+}

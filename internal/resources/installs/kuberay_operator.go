@@ -3,7 +3,7 @@ package installs
 import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 )
 
 type kuberayModel struct {
@@ -30,7 +30,7 @@ func NewKubeRayOperator() resource.Resource {
 		DefaultName:      "kuberay-operator",
 		DefaultNamespace: "kuberay-system",
 		DefaultVersion:   DefaultKubeRayVersion,
-		DefaultChart:     install.Source{Repository: "https://ray-project.github.io/kuberay-helm/", Name: "kuberay-operator"},
+		DefaultChart:     helm.Source{Repository: "https://ray-project.github.io/kuberay-helm/", Name: "kuberay-operator"},
 		Values:           rawValues[kuberayModel],
 	})
 }
@@ -38,5 +38,5 @@ func NewKubeRayOperator() resource.Resource {
 // rawValues is the values of an install without typed chart settings: the
 // user's values document.
 func rawValues[T any](_ *T, _, raw map[string]any) (map[string]any, error) {
-	return install.Merge(map[string]any{}, raw), nil
+	return helm.Merge(map[string]any{}, raw), nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
@@ -58,7 +58,7 @@ func NewKueue() resource.Resource {
 		DefaultName:      "kueue",
 		DefaultNamespace: "kueue-system",
 		DefaultVersion:   DefaultKueueVersion,
-		DefaultChart:     install.Source{Repository: "oci://registry.k8s.io/kueue/charts", Name: "kueue"},
+		DefaultChart:     helm.Source{Repository: "oci://registry.k8s.io/kueue/charts", Name: "kueue"},
 		Attributes: map[string]schema.Attribute{
 			"integrations": schema.SetAttribute{ElementType: types.StringType, Optional: true, Computed: true,
 				Default: setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})),
@@ -87,7 +87,7 @@ func NewKueue() resource.Resource {
 			if m.Integrations.IsUnknown() || m.ManageJobsWithoutQueueName.IsUnknown() {
 				return "", nil
 			}
-			return install.CheckKueue(ctx, c, install.KueuePlan{
+			return helm.CheckKueue(ctx, c, helm.KueuePlan{
 				Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString(),
 				Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool(),
 			})
@@ -106,21 +106,21 @@ func setStrings(s types.Set) []string {
 	return out
 }
 
-func (m *kueueModel) settings() install.KueueSettings {
-	s := install.KueueSettings{Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool()}
+func (m *kueueModel) settings() helm.KueueSettings {
+	s := helm.KueueSettings{Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool()}
 	if w := m.WaitForPodsReady; w != nil {
-		s.WaitForPodsReady = &install.WaitForPodsReady{Enable: w.Enable.ValueBool(), Timeout: w.Timeout.ValueString()}
+		s.WaitForPodsReady = &helm.WaitForPodsReady{Enable: w.Enable.ValueBool(), Timeout: w.Timeout.ValueString()}
 	}
 	return s
 }
 
 func kueueValues(m *kueueModel, chartDefaults, raw map[string]any) (map[string]any, error) {
-	vals, err := install.KueueValues(chartDefaults, raw, m.settings())
+	vals, err := helm.KueueValues(chartDefaults, raw, m.settings())
 	if err != nil {
 		return nil, err
 	}
 	if !m.Replicas.IsNull() {
-		install.SetPath(vals, m.Replicas.ValueInt64(), "controllerManager", "replicas")
+		helm.SetPath(vals, m.Replicas.ValueInt64(), "controllerManager", "replicas")
 	}
 	if !m.FeatureGates.IsNull() {
 		gates := map[string]bool{}
@@ -129,7 +129,7 @@ func kueueValues(m *kueueModel, chartDefaults, raw map[string]any) (map[string]a
 				gates[k] = b.ValueBool()
 			}
 		}
-		install.SetPath(vals, install.FeatureGateValues(gates), "controllerManager", "featureGates")
+		helm.SetPath(vals, helm.FeatureGateValues(gates), "controllerManager", "featureGates")
 	}
 	return vals, nil
 }
@@ -137,7 +137,7 @@ func kueueValues(m *kueueModel, chartDefaults, raw map[string]any) (map[string]a
 func kueueFromValues(values map[string]any, m *kueueModel) {
 	m.Integrations = types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})
 	m.ManageJobsWithoutQueueName = types.BoolValue(false)
-	if s, ok := install.KueueSettingsFromValues(values); ok {
+	if s, ok := helm.KueueSettingsFromValues(values); ok {
 		vals := make([]attr.Value, len(s.Frameworks))
 		for i, f := range s.Frameworks {
 			vals[i] = types.StringValue(f)
@@ -148,10 +148,10 @@ func kueueFromValues(values map[string]any, m *kueueModel) {
 			m.WaitForPodsReady = &waitForPodsReady{Enable: types.BoolValue(w.Enable), Timeout: types.StringValue(w.Timeout)}
 		}
 	}
-	if n, ok := install.GetPath(values, "controllerManager", "replicas").(float64); ok {
+	if n, ok := helm.GetPath(values, "controllerManager", "replicas").(float64); ok {
 		m.Replicas = types.Int64Value(int64(n))
 	}
-	if gates, ok := install.GetPath(values, "controllerManager", "featureGates").([]any); ok && len(gates) > 0 {
+	if gates, ok := helm.GetPath(values, "controllerManager", "featureGates").([]any); ok && len(gates) > 0 {
 		elems := map[string]attr.Value{}
 		for _, g := range gates {
 			gm, _ := g.(map[string]any)
@@ -172,10 +172,10 @@ func validateKueue(m *kueueModel) diag.Diagnostics {
 			"wait_for_pods_ready.timeout is ignored while enable = false.")
 	}
 	if !m.Values.IsNull() && !m.Values.IsUnknown() {
-		raw, err := install.ParseValues(m.Values.ValueString())
+		raw, err := helm.ParseValues(m.Values.ValueString())
 		if err == nil {
-			if doc, ok := install.GetPath(raw, "managerConfig", "controllerManagerConfigYaml").(string); ok {
-				if cfg, err := install.ParseKueueConfig(doc); err != nil {
+			if doc, ok := helm.GetPath(raw, "managerConfig", "controllerManagerConfigYaml").(string); ok {
+				if cfg, err := helm.ParseKueueConfig(doc); err != nil {
 					diags.AddAttributeError(path.Root("values"), "Invalid Kueue configuration",
 						fmt.Sprintf("values: managerConfig.controllerManagerConfigYaml is not a YAML document: %v", err))
 				} else if len(cfg.Frameworks) > 0 || cfg.ManageJobsWithoutQueueName {

@@ -3,7 +3,7 @@ package installs
 import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 )
 
 type lwsModel struct {
@@ -29,7 +29,7 @@ func NewLWSController() resource.Resource {
 		DefaultName:      "lws",
 		DefaultNamespace: "lws-system",
 		DefaultVersion:   DefaultLWSVersion,
-		DefaultChart:     install.Source{Repository: "oci://registry.k8s.io/lws/charts", Name: "lws"},
+		DefaultChart:     helm.Source{Repository: "oci://registry.k8s.io/lws/charts", Name: "lws"},
 		Values:           rawValues[lwsModel],
 	})
 }

@@ -27,7 +27,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
@@ -69,7 +69,7 @@ type chartSpec[T any] struct {
 	DefaultName      string // release name
 	DefaultNamespace string
 	DefaultVersion   string // empty: version is required
-	DefaultChart     install.Source
+	DefaultChart     helm.Source
 	Attributes       map[string]schema.Attribute
 	// Values builds the chart's values from the model, the chart's own
 	// defaults and the user's raw values.
@@ -184,7 +184,7 @@ func (r *releaseResource[T, P]) ValidateConfig(ctx context.Context, req resource
 		}
 	}
 	if !b.Values.IsNull() && !b.Values.IsUnknown() {
-		if _, err := install.ParseValues(b.Values.ValueString()); err != nil {
+		if _, err := helm.ParseValues(b.Values.ValueString()); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("values"), "Invalid values", "values: "+err.Error())
 		}
 	}
@@ -201,25 +201,25 @@ func (r *releaseResource[T, P]) notConfigured(diags *diag.Diagnostics) bool {
 	return false
 }
 
-func (r *releaseResource[T, P]) handle(m *T) *install.Release {
+func (r *releaseResource[T, P]) handle(m *T) *helm.Release {
 	b := P(m).release()
-	return &install.Release{
+	return &helm.Release{
 		Client: r.client, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(),
 	}
 }
 
-func (r *releaseResource[T, P]) withLogs(ctx context.Context, rel *install.Release) *install.Release {
+func (r *releaseResource[T, P]) withLogs(ctx context.Context, rel *helm.Release) *helm.Release {
 	rel.Log = func(msg string) { tflog.Info(ctx, msg, map[string]any{"release": rel.ID()}) }
 	rel.Debug = func(msg string) { tflog.Debug(ctx, "helm: "+msg, map[string]any{"release": rel.ID()}) }
 	return rel
 }
 
-func (r *releaseResource[T, P]) source(b *releaseModel) install.Source {
+func (r *releaseResource[T, P]) source(b *releaseModel) helm.Source {
 	src := r.spec.DefaultChart
 	src.Version = b.Version.ValueString()
 	if c := b.Chart; c != nil {
 		if !c.Path.IsNull() {
-			return install.Source{Path: c.Path.ValueString(), Version: src.Version}
+			return helm.Source{Path: c.Path.ValueString(), Version: src.Version}
 		}
 		src.Repository, src.Name = c.Repository.ValueString(), c.Name.ValueString()
 	}
@@ -289,7 +289,7 @@ func stringList(lines []string) types.List {
 
 // values computes the chart values for m.
 func (r *releaseResource[T, P]) values(m *T, ch *chart.Chart) (map[string]any, error) {
-	raw, err := install.ParseValues(P(m).release().Values.ValueString())
+	raw, err := helm.ParseValues(P(m).release().Values.ValueString())
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,7 @@ func (r *releaseResource[T, P]) values(m *T, ch *chart.Chart) (map[string]any, e
 }
 
 func (r *releaseResource[T, P]) timeout(b *releaseModel) time.Duration {
-	d, err := install.ParseDuration(b.Timeout.ValueString(), defaultTimeout)
+	d, err := helm.ParseDuration(b.Timeout.ValueString(), defaultTimeout)
 	if err != nil {
 		return defaultTimeout
 	}
@@ -346,7 +346,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		}
 	}
 	src := r.source(b)
-	ch, err := install.LoadChart(src)
+	ch, err := helm.LoadChart(src)
 	if err != nil {
 		diags.AddAttributeError(path.Root("chart"), fmt.Sprintf("Cannot load the %s chart", r.spec.Product), err.Error())
 		return diags
@@ -356,7 +356,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		diags.AddError(fmt.Sprintf("Invalid %s values", r.spec.Product), err.Error())
 		return diags
 	}
-	opts := install.Options{Chart: ch, Values: vals, Timeout: r.timeout(b)}
+	opts := helm.Options{Chart: ch, Values: vals, Timeout: r.timeout(b)}
 	existing, found, err := rel.Get(ctx)
 	if err != nil {
 		diags.AddError(fmt.Sprintf("Reading release %s failed", rel.ID()), err.Error())
@@ -368,7 +368,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 	case found && !update && existing.Info.Status == release.StatusDeployed:
 		diags.AddError(fmt.Sprintf("Release %s already exists", rel.ID()),
 			fmt.Sprintf("A Helm release %s is already installed (%s). Import it with `terraform import` and the ID %q, or choose another name or namespace.",
-				rel.ID(), install.Summary(existing), rel.ID()))
+				rel.ID(), helm.Summary(existing), rel.ID()))
 		return diags
 	case found:
 		out, err = rel.Upgrade(ctx, opts)
@@ -383,7 +383,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		diags.AddError(fmt.Sprintf("%s %s failed", verb, r.spec.Product), err.Error())
 		return diags
 	}
-	tflog.Info(ctx, fmt.Sprintf("%s applied in %s", install.Summary(out), time.Since(start).Round(100*time.Millisecond)))
+	tflog.Info(ctx, fmt.Sprintf("%s applied in %s", helm.Summary(out), time.Since(start).Round(100*time.Millisecond)))
 	b.ID = types.StringValue(rel.ID())
 	b.Drift = emptyList()
 	b.Revision = types.Int64Value(int64(out.Version))
@@ -425,7 +425,7 @@ func (r *releaseResource[T, P]) Read(ctx context.Context, req resource.ReadReque
 		rep.Lines = append(rep.Lines, r.valuesDrift(&m, cur)...)
 	}
 	tflog.Info(ctx, fmt.Sprintf("drift check of %s: %d objects, %d drifted fields, in %s",
-		install.Summary(cur), rep.Objects, len(rep.Lines), time.Since(start).Round(time.Millisecond)))
+		helm.Summary(cur), rep.Objects, len(rep.Lines), time.Since(start).Round(time.Millisecond)))
 	for _, u := range rep.Unchecked {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("An object of release %s could not be checked for drift", rel.ID()), u)
 	}
@@ -522,7 +522,7 @@ func (durationValidator) ValidateString(_ context.Context, req validator.StringR
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	if _, err := install.ParseDuration(req.ConfigValue.ValueString(), 0); err != nil {
+	if _, err := helm.ParseDuration(req.ConfigValue.ValueString(), 0); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration", req.Path.String()+": "+err.Error())
 	}
 }

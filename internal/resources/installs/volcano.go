@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
@@ -46,7 +46,7 @@ func NewVolcano() resource.Resource {
 		DefaultName:      "volcano",
 		DefaultNamespace: "volcano-system",
 		DefaultVersion:   DefaultVolcanoVersion,
-		DefaultChart:     install.Source{Repository: "https://volcano-sh.github.io/helm-charts", Name: "volcano"},
+		DefaultChart:     helm.Source{Repository: "https://volcano-sh.github.io/helm-charts", Name: "volcano"},
 		Attributes: map[string]schema.Attribute{
 			"actions": schema.ListAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Scheduler actions in order, e.g. `[\"enqueue\", \"allocate\", \"backfill\"]`. With `plugin_tiers` it replaces " +
@@ -59,18 +59,18 @@ func NewVolcano() resource.Resource {
 				Validators: []validator.List{listvalidator.SizeAtLeast(1)}},
 		},
 		Values: func(m *volcanoModel, _, raw map[string]any) (map[string]any, error) {
-			vals := install.Merge(map[string]any{}, raw)
+			vals := helm.Merge(map[string]any{}, raw)
 			if m.Actions != nil {
-				install.SetPath(vals, install.VolcanoSchedulerConf(strs(m.Actions), tiers(m.PluginTiers)), install.VolcanoSchedulerConfPath...)
+				helm.SetPath(vals, helm.VolcanoSchedulerConf(strs(m.Actions), tiers(m.PluginTiers)), helm.VolcanoSchedulerConfPath...)
 			}
 			return vals, nil
 		},
 		FromValues: func(values map[string]any, m *volcanoModel) {
-			doc, _ := install.GetPath(values, install.VolcanoSchedulerConfPath...).(string)
+			doc, _ := helm.GetPath(values, helm.VolcanoSchedulerConfPath...).(string)
 			if doc == "" {
 				return
 			}
-			actions, ts, err := install.ParseVolcanoSchedulerConf(doc)
+			actions, ts, err := helm.ParseVolcanoSchedulerConf(doc)
 			if err != nil {
 				return
 			}
@@ -95,7 +95,7 @@ func NewVolcano() resource.Resource {
 			return diags
 		},
 		Check: func(ctx context.Context, c *kube.Client, m *volcanoModel) (string, error) {
-			return install.CheckVolcano(ctx, c, m.Namespace.ValueString(), m.Name.ValueString())
+			return helm.CheckVolcano(ctx, c, m.Namespace.ValueString(), m.Name.ValueString())
 		},
 	})
 }

@@ -20,7 +20,7 @@
 // egress-selector proxy in testenv that routes service-referenced webhook
 // calls to local processes and a runner that starts the real manager binary
 // for the chart's controller Deployment (issue #4, part B).
-package install
+package helm
 
 import (
 	"bytes"

@@ -25,7 +25,7 @@ func TestAccKueueTimings(t *testing.T) {
 		t.Fatal(err)
 	}
 	values := func(frameworks ...string) map[string]any {
-		v, err := helm.KueueValues(ch.Values, nil, helm.KueueSettings{Frameworks: frameworks})
+		v, err := helm.KueueConfig{Frameworks: frameworks}.Values(ch.Values, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/serving"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/volcano"
 )
 
 // New returns the provider factory for providerserver.
@@ -179,9 +180,9 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		modelcache.NewModelCache,
 		installs.NewKueue,
 		installs.NewVolcano,
-		installs.NewVolcanoQueue,
 		installs.NewKubeRayOperator,
 		installs.NewLWSController,
+		volcano.NewQueue,
 		serving.NewRayCluster,
 		serving.NewLWSGroup,
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/telemetry"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
@@ -109,8 +109,8 @@ func yesNo(ok bool) string {
 }
 
 // listingsCell describes the node LISTs of a run: listings and pages.
-func listingsCell(r kube.RequestLog) string {
-	k := kube.RequestKey{Verb: "list", Resource: "nodes"}
+func listingsCell(r telemetry.RequestLog) string {
+	k := telemetry.RequestKey{Verb: "list", Resource: "nodes"}
 	n, pages := r.Requests[k], r.Pages[k]
 	if pages == 0 {
 		return fmt.Sprint(n)
@@ -186,8 +186,8 @@ func (r *mainResult) markdown(m machine, command string) string {
 		name string
 		runs stepRuns
 	}{{"cold apply", stepRuns{r.ApplyAI}}, {"plan, no change", r.PlanAI}, {"plan after join", r.JoinAI}}
-	keys := map[kube.RequestKey]bool{}
-	var order []kube.RequestKey
+	keys := map[telemetry.RequestKey]bool{}
+	var order []telemetry.RequestKey
 	for _, s := range steps {
 		for _, k := range s.runs.median().Requests.Keys() {
 			if !keys[k] {
@@ -243,7 +243,7 @@ func (r *mainResult) markdown(m machine, command string) string {
 		p.Total(), r.Cluster.Nodes, goalRatio, planRatio, secs(plan.Wall), secs(r.PlanFloor.median().Wall),
 		ratio(plan.TotalCPU, r.PlanFloor.median().TotalCPU), yesNo(planRatio <= goalRatio))
 	w("| one LIST of nodes per plan | %d per plan (%d requests: pages of 500), %d after a node joined | %s |\n",
-		lists, plan.Requests.Requests[kube.RequestKey{Verb: "list", Resource: "nodes"}], joinLists, yesNo(lists == 1 && joinLists == 1))
+		lists, plan.Requests.Requests[telemetry.RequestKey{Verb: "list", Resource: "nodes"}], joinLists, yesNo(lists == 1 && joinLists == 1))
 	w("| provider RSS < %d MB | peak %s (cold apply, plans) | %s |\n", goalRSSMB, mib(peak), yesNo(float64(peak)*1024 < goalRSSMB*1e6))
 	return b.String()
 }

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/telemetry"
 )
 
 // buildProvider builds the provider into dir, as the acceptance tests do.
@@ -86,7 +86,7 @@ type run struct {
 	Wall     time.Duration
 	ExitCode int
 	Output   string
-	Requests kube.RequestLog
+	Requests telemetry.RequestLog
 	// PolledHWMKiB is the highest VmHWM of the provider processes seen by
 	// polling /proc while terraform ran (a cross-check of Requests.PeakVmHWMKiB).
 	PolledHWMKiB int64
@@ -117,12 +117,12 @@ func (w *workspace) terraform(ctx context.Context, args []string, okCodes ...int
 		"TF_CLI_CONFIG_FILE="+w.cliConfig,
 		"TF_IN_AUTOMATION=1",
 		"CHECKPOINT_DISABLE=1", // no call to checkpoint-api.hashicorp.com
-		kube.RequestLogEnv+"="+logPath,
+		telemetry.RequestLogEnv+"="+logPath,
 	)
 	cmd.Env = append(cmd.Env, w.env...)
 	w.runs++
 	if w.profile != "" {
-		cmd.Env = append(cmd.Env, kube.ProfileEnv+"="+filepath.Join(w.profile, fmt.Sprintf("%s-%02d-%s", w.name, w.runs, args[0])))
+		cmd.Env = append(cmd.Env, telemetry.ProfileEnv+"="+filepath.Join(w.profile, fmt.Sprintf("%s-%02d-%s", w.name, w.runs, args[0])))
 	}
 	// Its own process group, so that an interrupted run takes the provider
 	// processes terraform started along.
@@ -171,7 +171,7 @@ func (w *workspace) terraform(ctx context.Context, args []string, okCodes ...int
 	if m := planLine.FindAllString(r.Output, -1); len(m) > 0 {
 		r.Changes = m[len(m)-1]
 	}
-	r.Requests, err = kube.ReadRequestLog(logPath)
+	r.Requests, err = telemetry.ReadRequestLog(logPath)
 	return r, err
 }
 

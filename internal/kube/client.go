@@ -6,6 +6,7 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -54,6 +55,9 @@ type Config struct {
 	ForceConflicts bool
 	// Timeout bounds every single request (default DefaultTimeout).
 	Timeout time.Duration
+	// WrapTransport, when set, wraps the transport of every request
+	// (rest.Config.Wrap), e.g. telemetry's request log.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func (c Config) empty() bool {
@@ -86,6 +90,9 @@ func NewClient(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.WrapTransport != nil {
+		rc.Wrap(cfg.WrapTransport)
+	}
 	return NewClientFromREST(rc, cfg.ForceConflicts), nil
 }
 
@@ -102,7 +109,6 @@ func NewClientFromREST(rc *rest.Config, forceConflicts bool) *Client {
 		rc.Timeout = DefaultTimeout
 	}
 	rc.UserAgent = FieldManager
-	instrument(rc) // counts requests when AIPLATFORM_REQUEST_LOG is set (metrics.go)
 	return &Client{rest: rc, forceConflicts: forceConflicts}
 }
 

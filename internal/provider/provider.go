@@ -22,11 +22,15 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/serving"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/volcano"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/telemetry"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
-// New returns the provider factory for providerserver.
+// New returns the provider factory for providerserver. It starts the
+// provider's profiling when AIPLATFORM_PROFILE asks for it.
 func New(version string) func() provider.Provider {
+	telemetry.StartProfiling()
 	return func() provider.Provider { return &aiplatform{version: version} }
 }
 
@@ -110,6 +114,7 @@ func (p *aiplatform) Configure(ctx context.Context, req provider.ConfigureReques
 		ClientKey:            stringOr(m.ClientKey, "KUBE_CLIENT_KEY_DATA"),
 		Insecure:             boolOr(m.Insecure, "KUBE_INSECURE"),
 		ForceConflicts:       m.ForceConflicts.ValueBool(),
+		WrapTransport:        telemetry.RequestLogTransport(), // nil unless AIPLATFORM_REQUEST_LOG is set
 	}
 	if !m.RequestTimeout.IsNull() && !m.RequestTimeout.IsUnknown() {
 		cfg.Timeout, _ = time.ParseDuration(m.RequestTimeout.ValueString()) // validated at plan
@@ -160,9 +165,9 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		modelcache.NewModelCache,
 		installs.NewKueue,
 		installs.NewVolcano,
-		installs.NewVolcanoQueue,
 		installs.NewKubeRayOperator,
 		installs.NewLWSController,
+		volcano.NewQueue,
 		serving.NewRayCluster,
 		serving.NewLWSGroup,
 	}

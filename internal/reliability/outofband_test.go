@@ -202,8 +202,8 @@ var drifts = map[string]drift{
 var coveredElsewhere = map[string]string{
 	"aiplatform_kueue": "internal/resources/installs TestAccKueue: deployment scaled and manager config edited by hand, drift planned, repaired, empty plan",
 	// The Volcano release's drift is computed by the same code as Kueue's
-	// (internal/install); no hand edit of the stand-in chart is tested yet.
-	"aiplatform_volcano":          "internal/install drift, exercised through aiplatform_kueue (TestAccKueue)",
+	// (internal/helm); no hand edit of the stand-in chart is tested yet.
+	"aiplatform_volcano":          "internal/helm drift, exercised through aiplatform_kueue (TestAccKueue)",
 	"aiplatform_kuberay_operator": "internal/resources/installs TestAccKubeRayOperator: operator Deployment scaled by hand, drift planned, repaired",
 	"aiplatform_lws_controller":   "internal/resources/installs TestAccLWSController: controller Deployment scaled by hand, drift planned, repaired",
 }

@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
@@ -59,13 +59,13 @@ func TestPodRunnerKueueChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := install.LoadChart(install.Source{Path: filepath.Join(mod, "charts", "kueue")})
+	ch, err := helm.LoadChart(helm.Source{Path: filepath.Join(mod, "charts", "kueue")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := &install.Release{Client: kube.NewClientFromREST(env.RESTConfig, false), Namespace: "kueue-system", Name: "kueue", Log: func(m string) { t.Log(m) }}
+	rel := &helm.Release{Client: kube.NewClientFromREST(env.RESTConfig, false), Namespace: "kueue-system", Name: "kueue", Log: func(m string) { t.Log(m) }}
 	begin := time.Now()
-	if _, err := rel.Install(ctx, install.Options{Chart: ch, Timeout: 3 * time.Minute}); err != nil {
+	if _, err := rel.Install(ctx, helm.Options{Chart: ch, Timeout: 3 * time.Minute}); err != nil {
 		t.Fatalf("installing the chart: %v\n%s", err, logs(env))
 	}
 	installed := time.Since(begin)

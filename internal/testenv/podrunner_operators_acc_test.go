@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
@@ -58,12 +58,12 @@ func TestPodRunnerOperatorCharts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, err := install.LoadChart(install.Source{Path: filepath.Join(mod, "charts", "lws")})
+		ch, err := helm.LoadChart(helm.Source{Path: filepath.Join(mod, "charts", "lws")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel := &install.Release{Client: client, Namespace: "lws-system", Name: "lws", Log: func(m string) { t.Log(m) }}
-		if _, err := rel.Install(ctx, install.Options{Chart: ch, Values: small, Timeout: 3 * time.Minute}); err != nil {
+		rel := &helm.Release{Client: client, Namespace: "lws-system", Name: "lws", Log: func(m string) { t.Log(m) }}
+		if _, err := rel.Install(ctx, helm.Options{Chart: ch, Values: small, Timeout: 3 * time.Minute}); err != nil {
 			t.Fatalf("installing the chart: %v\n%s", err, logs(env))
 		}
 		pod := readyPod(ctx, t, env, "lws-system", "control-plane=controller-manager")
@@ -126,12 +126,12 @@ func TestPodRunnerOperatorCharts(t *testing.T) {
 	})
 
 	t.Run("KubeRay chart", func(t *testing.T) {
-		ch, err := install.LoadChart(install.Source{Path: kubeRayChart(ctx, t)})
+		ch, err := helm.LoadChart(helm.Source{Path: kubeRayChart(ctx, t)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rel := &install.Release{Client: client, Namespace: "kuberay-system", Name: "kuberay", Log: func(m string) { t.Log(m) }}
-		if _, err := rel.Install(ctx, install.Options{Chart: ch, Timeout: 3 * time.Minute}); err != nil {
+		rel := &helm.Release{Client: client, Namespace: "kuberay-system", Name: "kuberay", Log: func(m string) { t.Log(m) }}
+		if _, err := rel.Install(ctx, helm.Options{Chart: ch, Timeout: 3 * time.Minute}); err != nil {
 			t.Fatalf("installing the chart: %v\n%s", err, logs(env))
 		}
 		pod := readyPod(ctx, t, env, "kuberay-system", "app.kubernetes.io/name=kuberay-operator")

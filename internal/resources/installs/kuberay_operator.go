@@ -3,22 +3,18 @@ package installs
 import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 )
 
 type kuberayModel struct {
 	releaseModel
 }
 
-// DefaultKubeRayVersion is the KubeRay operator chart installed when version
-// is not set.
-const DefaultKubeRayVersion = "1.5.0"
-
 // NewKubeRayOperator is aiplatform_kuberay_operator.
 func NewKubeRayOperator() resource.Resource {
 	return newRelease[kuberayModel](chartSpec[kuberayModel]{
 		TypeName: "kuberay_operator",
-		Product:  "KubeRay",
+		Chart:    helm.KubeRay,
 		Description: "The KubeRay operator (RayCluster, RayJob and RayService CRDs and their controller) installed from its Helm " +
 			"chart with the Helm SDK, for `aiplatform_ray_cluster`. Install and upgrade are atomic and wait until every object " +
 			"is ready; every refresh compares each object of the release with the live cluster (`drift`). Chart settings go in " +
@@ -27,16 +23,5 @@ func NewKubeRayOperator() resource.Resource {
 			"The default chart is KubeRay's upstream repository `https://ray-project.github.io/kuberay-helm/`, chart `kuberay-operator`; " +
 			"the provider's tests run offline against a stand-in chart with KubeRay's own CRDs, so the upstream chart's values were not " +
 			"exercised by them.",
-		DefaultName:      "kuberay-operator",
-		DefaultNamespace: "kuberay-system",
-		DefaultVersion:   DefaultKubeRayVersion,
-		DefaultChart:     install.Source{Repository: "https://ray-project.github.io/kuberay-helm/", Name: "kuberay-operator"},
-		Values:           rawValues[kuberayModel],
 	})
-}
-
-// rawValues is the values of an install without typed chart settings: the
-// user's values document.
-func rawValues[T any](_ *T, _, raw map[string]any) (map[string]any, error) {
-	return install.Merge(map[string]any{}, raw), nil
 }

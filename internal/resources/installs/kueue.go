@@ -1,7 +1,6 @@
 package installs
 
 import (
-	"context"
 	"fmt"
 	"sort"
 
@@ -17,8 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -36,14 +34,11 @@ type waitForPodsReady struct {
 	Timeout types.String `tfsdk:"timeout"`
 }
 
-// DefaultKueueVersion is the Kueue chart installed when version is not set.
-const DefaultKueueVersion = "0.17.0"
-
 // NewKueue is aiplatform_kueue.
 func NewKueue() resource.Resource {
 	return newRelease[kueueModel](chartSpec[kueueModel]{
 		TypeName: "kueue",
-		Product:  "Kueue",
+		Chart:    helm.Kueue,
 		Description: "Kueue installed from its Helm chart with the Helm SDK. The integrations are a set, written into the " +
 			"manager configuration (the chart's one YAML string value `managerConfig.controllerManagerConfigYaml` is parsed, " +
 			"changed and written back: never edit that string). Install and upgrade are atomic — a failed upgrade rolls back " +
@@ -56,10 +51,6 @@ func NewKueue() resource.Resource {
 			"Resources that need Kueue's CRDs (`aiplatform_cluster_queue`, …) plan without them and apply after the install when " +
 			"they reference this resource or list it in `depends_on`, so an empty cluster gets Kueue and its queues in one apply. " +
 			"The chart's default integrations include `pod`, `deployment` and `statefulset`; this resource replaces them.",
-		DefaultName:      "kueue",
-		DefaultNamespace: "kueue-system",
-		DefaultVersion:   DefaultKueueVersion,
-		DefaultChart:     install.Source{Repository: "oci://registry.k8s.io/kueue/charts", Name: "kueue"},
 		Attributes: map[string]schema.Attribute{
 			"integrations": schema.SetAttribute{ElementType: types.StringType, Optional: true, Computed: true,
 				Default: setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})),
@@ -81,18 +72,11 @@ func NewKueue() resource.Resource {
 				MarkdownDescription: "Replicas of the controller manager (the chart's default is 1).",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)}},
 		},
-		Values:     kueueValues,
+		Config: func(m *kueueModel) (helm.Config, bool) {
+			return m.config(), !m.Integrations.IsUnknown() && !m.ManageJobsWithoutQueueName.IsUnknown()
+		},
 		FromValues: kueueFromValues,
 		Validate:   validateKueue,
-		Check: func(ctx context.Context, c *kube.Client, m *kueueModel) (string, error) {
-			if m.Integrations.IsUnknown() || m.ManageJobsWithoutQueueName.IsUnknown() {
-				return "", nil
-			}
-			return install.CheckKueue(ctx, c, install.KueuePlan{
-				Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString(),
-				Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool(),
-			})
-		},
 	})
 }
 
@@ -107,60 +91,50 @@ func setStrings(s types.Set) []string {
 	return out
 }
 
-func (m *kueueModel) settings() install.KueueSettings {
-	s := install.KueueSettings{Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool()}
+// config is Kueue's configuration as m sets it.
+func (m *kueueModel) config() helm.KueueConfig {
+	c := helm.KueueConfig{Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool()}
 	if w := m.WaitForPodsReady; w != nil {
-		s.WaitForPodsReady = &install.WaitForPodsReady{Enable: w.Enable.ValueBool(), Timeout: w.Timeout.ValueString()}
-	}
-	return s
-}
-
-func kueueValues(m *kueueModel, chartDefaults, raw map[string]any) (map[string]any, error) {
-	vals, err := install.KueueValues(chartDefaults, raw, m.settings())
-	if err != nil {
-		return nil, err
+		c.WaitForPodsReady = &helm.WaitForPodsReady{Enable: w.Enable.ValueBool(), Timeout: w.Timeout.ValueString()}
 	}
 	if !m.Replicas.IsNull() {
-		install.SetPath(vals, m.Replicas.ValueInt64(), "controllerManager", "replicas")
+		n := m.Replicas.ValueInt64()
+		c.Replicas = &n
 	}
 	if !m.FeatureGates.IsNull() {
-		gates := map[string]bool{}
+		c.FeatureGates = map[string]bool{}
 		for k, v := range m.FeatureGates.Elements() {
 			if b, ok := v.(types.Bool); ok {
-				gates[k] = b.ValueBool()
+				c.FeatureGates[k] = b.ValueBool()
 			}
 		}
-		install.SetPath(vals, install.FeatureGateValues(gates), "controllerManager", "featureGates")
 	}
-	return vals, nil
+	return c
 }
 
+// kueueFromValues sets m from a release's values (import).
 func kueueFromValues(values map[string]any, m *kueueModel) {
 	m.Integrations = types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})
 	m.ManageJobsWithoutQueueName = types.BoolValue(false)
-	if s, ok := install.KueueSettingsFromValues(values); ok {
-		vals := make([]attr.Value, len(s.Frameworks))
-		for i, f := range s.Frameworks {
+	c, ok := helm.KueueConfigFromValues(values)
+	if ok {
+		vals := make([]attr.Value, len(c.Frameworks))
+		for i, f := range c.Frameworks {
 			vals[i] = types.StringValue(f)
 		}
 		m.Integrations = types.SetValueMust(types.StringType, vals)
-		m.ManageJobsWithoutQueueName = types.BoolValue(s.ManageJobsWithoutQueueName)
-		if w := s.WaitForPodsReady; w != nil {
+		m.ManageJobsWithoutQueueName = types.BoolValue(c.ManageJobsWithoutQueueName)
+		if w := c.WaitForPodsReady; w != nil {
 			m.WaitForPodsReady = &waitForPodsReady{Enable: types.BoolValue(w.Enable), Timeout: types.StringValue(w.Timeout)}
 		}
 	}
-	if n, ok := install.GetPath(values, "controllerManager", "replicas").(float64); ok {
-		m.Replicas = types.Int64Value(int64(n))
+	if c.Replicas != nil {
+		m.Replicas = types.Int64Value(*c.Replicas)
 	}
-	if gates, ok := install.GetPath(values, "controllerManager", "featureGates").([]any); ok && len(gates) > 0 {
+	if c.FeatureGates != nil {
 		elems := map[string]attr.Value{}
-		for _, g := range gates {
-			gm, _ := g.(map[string]any)
-			name, _ := gm["name"].(string)
-			on, _ := gm["enabled"].(bool)
-			if name != "" {
-				elems[name] = types.BoolValue(on)
-			}
+		for name, on := range c.FeatureGates {
+			elems[name] = types.BoolValue(on)
 		}
 		m.FeatureGates = types.MapValueMust(types.BoolType, elems)
 	}
@@ -173,10 +147,10 @@ func validateKueue(m *kueueModel) diag.Diagnostics {
 			"wait_for_pods_ready.timeout is ignored while enable = false.")
 	}
 	if !m.Values.IsNull() && !m.Values.IsUnknown() {
-		raw, err := install.ParseValues(m.Values.ValueString())
+		raw, err := helm.ParseValues(m.Values.ValueString())
 		if err == nil {
-			if doc, ok := install.GetPath(raw, "managerConfig", "controllerManagerConfigYaml").(string); ok {
-				if cfg, err := install.ParseKueueConfig(doc); err != nil {
+			if doc, ok := helm.KueueManagerConfig(raw); ok {
+				if cfg, err := helm.ParseKueueManagerConfig(doc); err != nil {
 					diags.AddAttributeError(path.Root("values"), "Invalid Kueue configuration",
 						fmt.Sprintf("values: managerConfig.controllerManagerConfigYaml is not a YAML document: %v", err))
 				} else if len(cfg.Frameworks) > 0 || cfg.ManageJobsWithoutQueueName {

@@ -3,22 +3,18 @@ package installs
 import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 )
 
 type lwsModel struct {
 	releaseModel
 }
 
-// DefaultLWSVersion is the LeaderWorkerSet chart installed when version is
-// not set.
-const DefaultLWSVersion = "0.7.0"
-
 // NewLWSController is aiplatform_lws_controller.
 func NewLWSController() resource.Resource {
 	return newRelease[lwsModel](chartSpec[lwsModel]{
 		TypeName: "lws_controller",
-		Product:  "LeaderWorkerSet",
+		Chart:    helm.LWS,
 		Description: "The LeaderWorkerSet controller (the `leaderworkerset.x-k8s.io` CRD, its controller and webhooks) installed from " +
 			"its Helm chart with the Helm SDK, for `aiplatform_lws_group`. Install and upgrade are atomic and wait until every " +
 			"object is ready; every refresh compares each object of the release with the live cluster (`drift`). Chart settings " +
@@ -26,10 +22,5 @@ func NewLWSController() resource.Resource {
 			"The default chart is LWS's upstream OCI chart `oci://registry.k8s.io/lws/charts/lws`, whose versions are the LWS " +
 			"releases without the `v` (`0.7.0`). The provider's tests install the same chart from the `sigs.k8s.io/lws` v0.7.0 " +
 			"module (chart version `0.1.0` there); the registry itself was not reached offline.",
-		DefaultName:      "lws",
-		DefaultNamespace: "lws-system",
-		DefaultVersion:   DefaultLWSVersion,
-		DefaultChart:     install.Source{Repository: "oci://registry.k8s.io/lws/charts", Name: "lws"},
-		Values:           rawValues[lwsModel],
 	})
 }

@@ -1,8 +1,9 @@
 // Package installs holds the resources that install software into the cluster
-// with Helm (aiplatform_kueue, aiplatform_volcano) and the objects of what
-// they install (aiplatform_volcano_queue). The Helm work is in
-// internal/install; a resource file says which chart, which typed settings
-// and how they become the chart's values.
+// with Helm: aiplatform_kueue, aiplatform_volcano, aiplatform_kuberay_operator
+// and aiplatform_lws_controller. The Helm work and each chart's knowledge
+// (defaults, configuration type, values paths, conflict rules) are in
+// internal/helm; a resource file here only maps its Terraform model to and
+// from that chart's configuration type.
 package installs
 
 import (
@@ -27,7 +28,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
@@ -63,24 +64,21 @@ type model[T any] interface {
 
 // chartSpec is everything that differs between two install resources.
 type chartSpec[T any] struct {
-	TypeName         string // without the provider prefix
-	Description      string
-	Product          string // "Kueue"
-	DefaultName      string // release name
-	DefaultNamespace string
-	DefaultVersion   string // empty: version is required
-	DefaultChart     install.Source
-	Attributes       map[string]schema.Attribute
-	// Values builds the chart's values from the model, the chart's own
-	// defaults and the user's raw values.
-	Values func(m *T, chartDefaults, raw map[string]any) (map[string]any, error)
+	TypeName    string // without the provider prefix
+	Description string
+	// Chart is the chart's product name, default source and version (empty:
+	// version is required), release name and namespace.
+	Chart      helm.Chart
+	Attributes map[string]schema.Attribute
+	// Config is the chart's typed configuration as m sets it (nil, or Config
+	// nil: the user's values alone), and whether it is known: false while an
+	// attribute the conflict rules read is unknown at plan time, which
+	// leaves the rules to the apply.
+	Config func(m *T) (cfg helm.Config, known bool)
 	// FromValues sets the typed attributes from a release's values (import).
 	FromValues func(values map[string]any, m *T)
 	// Validate checks the configuration without I/O.
 	Validate func(m *T) diag.Diagnostics
-	// Check is the conflict rule, at plan and apply time: a non-empty
-	// problem fails the plan or apply. c is never nil.
-	Check func(ctx context.Context, c *kube.Client, m *T) (problem string, err error)
 }
 
 type releaseResource[T any, P model[T]] struct {
@@ -106,28 +104,28 @@ func (r *releaseResource[T, P]) Metadata(_ context.Context, req resource.Metadat
 }
 
 func (r *releaseResource[T, P]) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	s := r.spec
-	defaultChart := fmt.Sprintf("`{ repository = %q, name = %q }`", s.DefaultChart.Repository, s.DefaultChart.Name)
+	s, ch := r.spec, r.spec.Chart
+	defaultChart := fmt.Sprintf("`{ repository = %q, name = %q }`", ch.Default.Repository, ch.Default.Name)
 	version := schema.StringAttribute{
-		MarkdownDescription: fmt.Sprintf("Version of the %s chart. Changing it upgrades the release.", s.Product),
+		MarkdownDescription: fmt.Sprintf("Version of the %s chart. Changing it upgrades the release.", ch.Product),
 		Validators:          []validator.String{nonEmpty{}},
 	}
-	if s.DefaultVersion != "" {
+	if ch.Default.Version != "" {
 		version.Optional, version.Computed = true, true
-		version.Default = stringdefault.StaticString(s.DefaultVersion)
-		version.MarkdownDescription += fmt.Sprintf(" Default `%q`.", s.DefaultVersion)
+		version.Default = stringdefault.StaticString(ch.Default.Version)
+		version.MarkdownDescription += fmt.Sprintf(" Default `%q`.", ch.Default.Version)
 	} else {
 		version.Required = true
 	}
 	attrs := map[string]schema.Attribute{
 		"id": schema.StringAttribute{Computed: true, MarkdownDescription: "`namespace/name` of the release; also the import ID.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-		"name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(s.DefaultName),
-			MarkdownDescription: fmt.Sprintf("Name of the Helm release. Default `%q`. Changing it replaces the release.", s.DefaultName),
+		"name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(ch.Release),
+			MarkdownDescription: fmt.Sprintf("Name of the Helm release. Default `%q`. Changing it replaces the release.", ch.Release),
 			Validators:          []validator.String{validators.DNSLabel()},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
-		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(s.DefaultNamespace),
-			MarkdownDescription: fmt.Sprintf("Namespace of the release, created when missing. Default `%q`. Changing it replaces the release.", s.DefaultNamespace),
+		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(ch.Namespace),
+			MarkdownDescription: fmt.Sprintf("Namespace of the release, created when missing. Default `%q`. Changing it replaces the release.", ch.Namespace),
 			Validators:          []validator.String{validators.DNSLabel()},
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"version": version,
@@ -184,7 +182,7 @@ func (r *releaseResource[T, P]) ValidateConfig(ctx context.Context, req resource
 		}
 	}
 	if !b.Values.IsNull() && !b.Values.IsUnknown() {
-		if _, err := install.ParseValues(b.Values.ValueString()); err != nil {
+		if _, err := helm.ParseValues(b.Values.ValueString()); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("values"), "Invalid values", "values: "+err.Error())
 		}
 	}
@@ -201,25 +199,25 @@ func (r *releaseResource[T, P]) notConfigured(diags *diag.Diagnostics) bool {
 	return false
 }
 
-func (r *releaseResource[T, P]) handle(m *T) *install.Release {
+func (r *releaseResource[T, P]) handle(m *T) *helm.Release {
 	b := P(m).release()
-	return &install.Release{
+	return &helm.Release{
 		Client: r.client, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(),
 	}
 }
 
-func (r *releaseResource[T, P]) withLogs(ctx context.Context, rel *install.Release) *install.Release {
+func (r *releaseResource[T, P]) withLogs(ctx context.Context, rel *helm.Release) *helm.Release {
 	rel.Log = func(msg string) { tflog.Info(ctx, msg, map[string]any{"release": rel.ID()}) }
 	rel.Debug = func(msg string) { tflog.Debug(ctx, "helm: "+msg, map[string]any{"release": rel.ID()}) }
 	return rel
 }
 
-func (r *releaseResource[T, P]) source(b *releaseModel) install.Source {
-	src := r.spec.DefaultChart
+func (r *releaseResource[T, P]) source(b *releaseModel) helm.Source {
+	src := r.spec.Chart.Default
 	src.Version = b.Version.ValueString()
 	if c := b.Chart; c != nil {
 		if !c.Path.IsNull() {
-			return install.Source{Path: c.Path.ValueString(), Version: src.Version}
+			return helm.Source{Path: c.Path.ValueString(), Version: src.Version}
 		}
 		src.Repository, src.Name = c.Repository.ValueString(), c.Name.ValueString()
 	}
@@ -238,14 +236,8 @@ func (r *releaseResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	if !b.Namespace.IsUnknown() && !b.Name.IsUnknown() {
 		b.ID = types.StringValue(b.Namespace.ValueString() + "/" + b.Name.ValueString())
 	}
-	if r.client != nil && r.spec.Check != nil {
-		problem, err := r.spec.Check(ctx, r.client, &m)
-		if err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Cannot check %s against the cluster", r.spec.Product), err.Error())
-			return
-		}
-		if problem != "" {
-			resp.Diagnostics.AddError(fmt.Sprintf("%s conflicts with Volcano", conflictTitle(r.spec.Product)), problem)
+	if r.client != nil {
+		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m)...); resp.Diagnostics.HasError() {
 			return
 		}
 	}
@@ -270,11 +262,28 @@ func (r *releaseResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 }
 
-func conflictTitle(product string) string {
-	if product == "Volcano" {
-		return "Kueue's configuration"
+// checkConflicts runs the conflict rules (helm.CheckConflicts) for the
+// install as m plans it, at plan and at apply time. r.client is set.
+func (r *releaseResource[T, P]) checkConflicts(ctx context.Context, m *T) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var cfg helm.Config
+	if r.spec.Config != nil {
+		var known bool
+		if cfg, known = r.spec.Config(m); !known {
+			return diags
+		}
 	}
-	return product + "'s configuration"
+	b := P(m).release()
+	conflict, err := helm.CheckConflicts(ctx, r.client, helm.Install{
+		Chart: r.spec.Chart.Product, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(), Config: cfg,
+	})
+	switch {
+	case err != nil:
+		diags.AddError(fmt.Sprintf("Cannot check %s against the cluster", r.spec.Chart.Product), err.Error())
+	case conflict != nil:
+		diags.AddError(conflict.Summary, conflict.Detail)
+	}
+	return diags
 }
 
 func emptyList() types.List { return types.ListValueMust(types.StringType, []attr.Value{}) }
@@ -289,15 +298,19 @@ func stringList(lines []string) types.List {
 
 // values computes the chart values for m.
 func (r *releaseResource[T, P]) values(m *T, ch *chart.Chart) (map[string]any, error) {
-	raw, err := install.ParseValues(P(m).release().Values.ValueString())
+	raw, err := helm.ParseValues(P(m).release().Values.ValueString())
 	if err != nil {
 		return nil, err
 	}
-	return r.spec.Values(m, ch.Values, raw)
+	var cfg helm.Config
+	if r.spec.Config != nil {
+		cfg, _ = r.spec.Config(m)
+	}
+	return helm.Values(cfg, ch.Values, raw)
 }
 
 func (r *releaseResource[T, P]) timeout(b *releaseModel) time.Duration {
-	d, err := install.ParseDuration(b.Timeout.ValueString(), defaultTimeout)
+	d, err := helm.ParseDuration(b.Timeout.ValueString(), defaultTimeout)
 	if err != nil {
 		return defaultTimeout
 	}
@@ -334,29 +347,21 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 	var diags diag.Diagnostics
 	b := P(m).release()
 	rel := r.withLogs(ctx, r.handle(m))
-	if r.spec.Check != nil {
-		problem, err := r.spec.Check(ctx, r.client, m)
-		if err != nil {
-			diags.AddError(fmt.Sprintf("Cannot check %s against the cluster", r.spec.Product), err.Error())
-			return diags
-		}
-		if problem != "" {
-			diags.AddError(fmt.Sprintf("%s conflicts with Volcano", conflictTitle(r.spec.Product)), problem)
-			return diags
-		}
+	if diags.Append(r.checkConflicts(ctx, m)...); diags.HasError() {
+		return diags
 	}
 	src := r.source(b)
-	ch, err := install.LoadChart(src)
+	ch, err := helm.LoadChart(src)
 	if err != nil {
-		diags.AddAttributeError(path.Root("chart"), fmt.Sprintf("Cannot load the %s chart", r.spec.Product), err.Error())
+		diags.AddAttributeError(path.Root("chart"), fmt.Sprintf("Cannot load the %s chart", r.spec.Chart.Product), err.Error())
 		return diags
 	}
 	vals, err := r.values(m, ch)
 	if err != nil {
-		diags.AddError(fmt.Sprintf("Invalid %s values", r.spec.Product), err.Error())
+		diags.AddError(fmt.Sprintf("Invalid %s values", r.spec.Chart.Product), err.Error())
 		return diags
 	}
-	opts := install.Options{Chart: ch, Values: vals, Timeout: r.timeout(b)}
+	opts := helm.Options{Chart: ch, Values: vals, Timeout: r.timeout(b)}
 	existing, found, err := rel.Get(ctx)
 	if err != nil {
 		diags.AddError(fmt.Sprintf("Reading release %s failed", rel.ID()), err.Error())
@@ -368,7 +373,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 	case found && !update && existing.Info.Status == release.StatusDeployed:
 		diags.AddError(fmt.Sprintf("Release %s already exists", rel.ID()),
 			fmt.Sprintf("A Helm release %s is already installed (%s). Import it with `terraform import` and the ID %q, or choose another name or namespace.",
-				rel.ID(), install.Summary(existing), rel.ID()))
+				rel.ID(), helm.Summary(existing), rel.ID()))
 		return diags
 	case found:
 		out, err = rel.Upgrade(ctx, opts)
@@ -380,10 +385,10 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		if found {
 			verb = "Upgrading"
 		}
-		diags.AddError(fmt.Sprintf("%s %s failed", verb, r.spec.Product), err.Error())
+		diags.AddError(fmt.Sprintf("%s %s failed", verb, r.spec.Chart.Product), err.Error())
 		return diags
 	}
-	tflog.Info(ctx, fmt.Sprintf("%s applied in %s", install.Summary(out), time.Since(start).Round(100*time.Millisecond)))
+	tflog.Info(ctx, fmt.Sprintf("%s applied in %s", helm.Summary(out), time.Since(start).Round(100*time.Millisecond)))
 	b.ID = types.StringValue(rel.ID())
 	b.Drift = emptyList()
 	b.Revision = types.Int64Value(int64(out.Version))
@@ -425,7 +430,7 @@ func (r *releaseResource[T, P]) Read(ctx context.Context, req resource.ReadReque
 		rep.Lines = append(rep.Lines, r.valuesDrift(&m, cur)...)
 	}
 	tflog.Info(ctx, fmt.Sprintf("drift check of %s: %d objects, %d drifted fields, in %s",
-		install.Summary(cur), rep.Objects, len(rep.Lines), time.Since(start).Round(time.Millisecond)))
+		helm.Summary(cur), rep.Objects, len(rep.Lines), time.Since(start).Round(time.Millisecond)))
 	for _, u := range rep.Unchecked {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("An object of release %s could not be checked for drift", rel.ID()), u)
 	}
@@ -485,7 +490,7 @@ func (r *releaseResource[T, P]) Delete(ctx context.Context, req resource.DeleteR
 	b := P(&m).release()
 	rel := r.withLogs(ctx, r.handle(&m))
 	if err := rel.Uninstall(ctx, b.RemoveCRDs.ValueBool(), r.timeout(b)); err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Uninstalling %s failed", r.spec.Product), err.Error())
+		resp.Diagnostics.AddError(fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err.Error())
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
@@ -16,16 +16,16 @@ import (
 func TestAccKueueTimings(t *testing.T) {
 	env := acctest.Env(t)
 	ctx := context.Background()
-	rel := &install.Release{Client: kube.NewClientFromREST(env.RESTConfig, false), Namespace: "kueue-system", Name: "kueue"}
+	rel := &helm.Release{Client: kube.NewClientFromREST(env.RESTConfig, false), Namespace: "kueue-system", Name: "kueue"}
 	if testing.Verbose() {
 		rel.Log = func(msg string) { t.Log(msg) }
 	}
-	ch, err := install.LoadChart(install.Source{Path: kueueChart(t), Version: "0.17.0"})
+	ch, err := helm.LoadChart(helm.Source{Path: kueueChart(t), Version: "0.17.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	values := func(frameworks ...string) map[string]any {
-		v, err := install.KueueValues(ch.Values, nil, install.KueueSettings{Frameworks: frameworks})
+		v, err := helm.KueueConfig{Frameworks: frameworks}.Values(ch.Values, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestAccKueueTimings(t *testing.T) {
 		return d
 	}
 	measure("install (with readiness wait)", func() error {
-		_, err := rel.Install(ctx, install.Options{Chart: ch, Values: values("batch/job"), Timeout: 3 * time.Minute})
+		_, err := rel.Install(ctx, helm.Options{Chart: ch, Values: values("batch/job"), Timeout: 3 * time.Minute})
 		return err
 	})
 	for i := range 3 {
@@ -58,11 +58,11 @@ func TestAccKueueTimings(t *testing.T) {
 		})
 	}
 	measure("upgrade (config change, wait)", func() error {
-		_, err := rel.Upgrade(ctx, install.Options{Chart: ch, Values: values("batch/job", "jobset.x-k8s.io/jobset"), Timeout: 3 * time.Minute})
+		_, err := rel.Upgrade(ctx, helm.Options{Chart: ch, Values: values("batch/job", "jobset.x-k8s.io/jobset"), Timeout: 3 * time.Minute})
 		return err
 	})
 	measure("upgrade (no change)", func() error {
-		_, err := rel.Upgrade(ctx, install.Options{Chart: ch, Values: values("batch/job", "jobset.x-k8s.io/jobset"), Timeout: 3 * time.Minute})
+		_, err := rel.Upgrade(ctx, helm.Options{Chart: ch, Values: values("batch/job", "jobset.x-k8s.io/jobset"), Timeout: 3 * time.Minute})
 		return err
 	})
 	measure("uninstall (CRDs kept)", func() error { return rel.Uninstall(ctx, false, 3*time.Minute) })

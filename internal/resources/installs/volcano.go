@@ -1,7 +1,6 @@
 package installs
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -13,8 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/install"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 )
 
 type volcanoModel struct {
@@ -23,17 +21,11 @@ type volcanoModel struct {
 	PluginTiers [][]types.String `tfsdk:"plugin_tiers"`
 }
 
-// DefaultVolcanoVersion is the Volcano chart installed when version is not set.
-const DefaultVolcanoVersion = "1.13.0"
-
-// volcanoActions are the scheduler's actions.
-var volcanoActions = []string{"enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle"}
-
 // NewVolcano is aiplatform_volcano.
 func NewVolcano() resource.Resource {
 	return newRelease[volcanoModel](chartSpec[volcanoModel]{
 		TypeName: "volcano",
-		Product:  "Volcano",
+		Chart:    helm.Volcano,
 		Description: "Volcano installed from its Helm chart with the Helm SDK, with the scheduler configuration as typed " +
 			"`actions` and `plugin_tiers` (written as the chart's `custom.scheduler_config_override`). Install and upgrade are " +
 			"atomic and wait until every object is ready; every refresh compares each object of the release with the live " +
@@ -43,40 +35,33 @@ func NewVolcano() resource.Resource {
 			"`statefulset`) or `manageJobsWithoutQueueName`: Kueue's webhook would take Volcano's pods. The message says what to change.\n\n" +
 			"The default chart is the upstream repository `https://volcano-sh.github.io/helm-charts`, chart `volcano`; the provider's " +
 			"tests run offline against a stand-in chart, so the upstream chart's values were not exercised by them.",
-		DefaultName:      "volcano",
-		DefaultNamespace: "volcano-system",
-		DefaultVersion:   DefaultVolcanoVersion,
-		DefaultChart:     install.Source{Repository: "https://volcano-sh.github.io/helm-charts", Name: "volcano"},
 		Attributes: map[string]schema.Attribute{
 			"actions": schema.ListAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Scheduler actions in order, e.g. `[\"enqueue\", \"allocate\", \"backfill\"]`. With `plugin_tiers` it replaces " +
 					"the chart's scheduler configuration; unset keeps the chart's.",
 				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
-					listvalidator.ValueStringsAre(stringvalidator.OneOf(volcanoActions...))}},
+					listvalidator.ValueStringsAre(stringvalidator.OneOf(helm.VolcanoActions...))}},
 			"plugin_tiers": schema.ListAttribute{ElementType: types.ListType{ElemType: types.StringType}, Optional: true,
 				MarkdownDescription: "Plugin tiers, each a list of plugin names, e.g. `[[\"priority\", \"gang\", \"conformance\"], " +
 					"[\"drf\", \"predicates\", \"proportion\", \"nodeorder\", \"binpack\"]]`.",
 				Validators: []validator.List{listvalidator.SizeAtLeast(1)}},
 		},
-		Values: func(m *volcanoModel, _, raw map[string]any) (map[string]any, error) {
-			vals := install.Merge(map[string]any{}, raw)
+		Config: func(m *volcanoModel) (helm.Config, bool) {
+			var c helm.VolcanoConfig
 			if m.Actions != nil {
-				install.SetPath(vals, install.VolcanoSchedulerConf(strs(m.Actions), tiers(m.PluginTiers)), install.VolcanoSchedulerConfPath...)
+				c.Actions = strs(m.Actions)
+				c.Tiers = tiers(m.PluginTiers)
 			}
-			return vals, nil
+			return c, true
 		},
 		FromValues: func(values map[string]any, m *volcanoModel) {
-			doc, _ := install.GetPath(values, install.VolcanoSchedulerConfPath...).(string)
-			if doc == "" {
+			c, ok := helm.VolcanoConfigFromValues(values)
+			if !ok {
 				return
 			}
-			actions, ts, err := install.ParseVolcanoSchedulerConf(doc)
-			if err != nil {
-				return
-			}
-			m.Actions = typedStrings(actions)
+			m.Actions = typedStrings(c.Actions)
 			m.PluginTiers = nil
-			for _, t := range ts {
+			for _, t := range c.Tiers {
 				m.PluginTiers = append(m.PluginTiers, typedStrings(t))
 			}
 		},
@@ -93,9 +78,6 @@ func NewVolcano() resource.Resource {
 				}
 			}
 			return diags
-		},
-		Check: func(ctx context.Context, c *kube.Client, m *volcanoModel) (string, error) {
-			return install.CheckVolcano(ctx, c, m.Namespace.ValueString(), m.Name.ValueString())
 		},
 	})
 }

@@ -1,4 +1,4 @@
-package install
+package helm
 
 import (
 	"context"

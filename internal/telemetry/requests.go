@@ -1,23 +1,23 @@
-package kube
+// Package telemetry is the provider's measurement of itself, for benchmarks
+// (bench/) and for users asking what a plan costs: a log of every API request
+// (AIPLATFORM_REQUEST_LOG) and CPU and heap profiles (AIPLATFORM_PROFILE).
+// Nothing starts by itself: the provider wires both explicitly
+// (provider.New starts profiling, Configure wraps the client's transport).
+package telemetry
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"k8s.io/client-go/rest"
 )
 
 // RequestLogEnv names the file to which the provider appends one JSON line per
@@ -32,57 +32,6 @@ import (
 // the several provider processes of one Terraform command whole. ReadRequestLog
 // aggregates a file.
 const RequestLogEnv = "AIPLATFORM_REQUEST_LOG"
-
-// ProfileEnv names a directory into which the provider writes profiles of
-// itself, for finding where a slow or large plan spends its time and memory:
-//
-//	AIPLATFORM_PROFILE=/tmp/prof terraform plan
-//	go tool pprof -top terraform-provider-aiplatform /tmp/prof/cpu-*.pprof
-//	go tool pprof -top -sample_index=inuse_space terraform-provider-aiplatform /tmp/prof/heap-<pid>-<n>.pprof
-//
-// With no exit hook, the CPU profile is cut into files of one second each,
-// cpu-<pid>-<n>.pprof (pprof merges them), and a heap profile is written at the
-// end of each, heap-<pid>-<n>.pprof; only the part of the last second before
-// Terraform stops the process is lost.
-const ProfileEnv = "AIPLATFORM_PROFILE"
-
-func init() {
-	if dir := os.Getenv(ProfileEnv); dir != "" {
-		go profile(dir, time.Second)
-	}
-}
-
-func profile(dir string, chunk time.Duration) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", ProfileEnv, err)
-		return
-	}
-	write := func(kind string, n int, f func(io.Writer) error) error {
-		out, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d-%03d.pprof", kind, os.Getpid(), n)))
-		if err != nil {
-			return err
-		}
-		defer out.Close()
-		return f(out)
-	}
-	for n := 0; ; n++ {
-		err := write("cpu", n, func(f io.Writer) error {
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			time.Sleep(chunk)
-			pprof.StopCPUProfile()
-			return nil
-		})
-		if err == nil {
-			err = write("heap", n, pprof.WriteHeapProfile)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", ProfileEnv, err)
-			return
-		}
-	}
-}
 
 // RequestKey is what a request did, in the API server's terms (as its audit
 // log names them).
@@ -260,12 +209,14 @@ var processLog struct {
 // last interval before the process ends can be missed.
 const hwmInterval = 100 * time.Millisecond
 
-// instrument makes rc count its requests into the file named by RequestLogEnv,
-// when it is set. All clients of the process share one log.
-func instrument(rc *rest.Config) {
+// RequestLogTransport returns a transport wrapper (rest.Config.Wrap's
+// argument) that counts requests into the file named by RequestLogEnv, or nil
+// when it is not set. All clients of the process share one log, opened on
+// first use.
+func RequestLogTransport() func(http.RoundTripper) http.RoundTripper {
 	path := os.Getenv(RequestLogEnv)
 	if path == "" {
-		return
+		return nil
 	}
 	processLog.once.Do(func() {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -279,9 +230,10 @@ func instrument(rc *rest.Config) {
 		processLog.counter = c
 		go l.sampleHWM()
 	})
-	if processLog.counter != nil {
-		rc.Wrap(processLog.counter.Wrap)
+	if processLog.counter == nil {
+		return nil
 	}
+	return processLog.counter.Wrap
 }
 
 type fileLog struct {

@@ -1,7 +1,8 @@
-package install
+package helm
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,15 +58,16 @@ func TestKueueValuesRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, _ := ParseKueueConfig(GetPath(ch.Values, kueueConfigPath...).(string))
+	doc, _ := KueueManagerConfig(ch.Values)
+	def, _ := ParseKueueManagerConfig(doc)
 	if !slices.Contains(def.Frameworks, "pod") {
 		t.Fatalf("the chart's default frameworks changed: %v", def.Frameworks)
 	}
 	raw, _ := ParseValues("controllerManager:\n  replicas: 2\n")
-	vals, err := KueueValues(ch.Values, raw, KueueSettings{
+	vals, err := KueueConfig{
 		Frameworks:       []string{"batch/job", "trainer.kubeflow.org/trainjob"},
 		WaitForPodsReady: &WaitForPodsReady{Enable: true, Timeout: "7m"},
-	})
+	}.Values(ch.Values, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +92,7 @@ func TestKueueValuesRender(t *testing.T) {
 
 func TestMergeKueueConfigKeepsOtherSettings(t *testing.T) {
 	doc := "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nintegrations:\n  frameworks: [pod]\n  externalFrameworks: [Foo.v1.example.com]\nfairSharing:\n  enable: true\n"
-	out, err := MergeKueueConfig(doc, KueueSettings{Frameworks: []string{"batch/job"}, WaitForPodsReady: &WaitForPodsReady{Enable: true}})
+	out, err := KueueConfig{Frameworks: []string{"batch/job"}, WaitForPodsReady: &WaitForPodsReady{Enable: true}}.ManagerConfig(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,19 +102,20 @@ func TestMergeKueueConfigKeepsOtherSettings(t *testing.T) {
 			t.Errorf("merged config lacks %q:\n%s", want, out)
 		}
 	}
-	s, ok := KueueSettingsFromValues(map[string]any{"managerConfig": map[string]any{"controllerManagerConfigYaml": out}})
+	s, ok := KueueConfigFromValues(map[string]any{"managerConfig": map[string]any{"controllerManagerConfigYaml": out}})
 	if !ok || !slices.Equal(s.Frameworks, []string{"batch/job"}) || s.WaitForPodsReady == nil || !s.WaitForPodsReady.Enable {
 		t.Errorf("settings read back: %+v", s)
 	}
-	off, _ := MergeKueueConfig(out, KueueSettings{Frameworks: []string{"batch/job"}, WaitForPodsReady: &WaitForPodsReady{Enable: false}})
+	off, _ := KueueConfig{Frameworks: []string{"batch/job"}, WaitForPodsReady: &WaitForPodsReady{Enable: false}}.ManagerConfig(out)
 	if strings.Contains(off, "waitForPodsReady") {
 		t.Errorf("waitForPodsReady not removed:\n%s", off)
 	}
 }
 
 func TestVolcanoSchedulerConf(t *testing.T) {
-	conf := VolcanoSchedulerConf([]string{"enqueue", "allocate"}, [][]string{{"priority", "gang"}, {"drf", "binpack"}})
-	actions, tiers, err := ParseVolcanoSchedulerConf(conf)
+	conf := VolcanoConfig{Actions: []string{"enqueue", "allocate"}, Tiers: [][]string{{"priority", "gang"}, {"drf", "binpack"}}}.SchedulerConf()
+	c, err := ParseVolcanoSchedulerConf(conf)
+	actions, tiers := c.Actions, c.Tiers
 	if err != nil || !slices.Equal(actions, []string{"enqueue", "allocate"}) || len(tiers) != 2 || !slices.Equal(tiers[1], []string{"drf", "binpack"}) {
 		t.Fatalf("round trip: %v %v %v\n%s", actions, tiers, err, conf)
 	}
@@ -127,14 +130,67 @@ func TestMerge(t *testing.T) {
 }
 
 func TestConflictMessages(t *testing.T) {
-	p := KueuePlan{Frameworks: []string{"batch/job", "pod", "deployment"}, ManageJobsWithoutQueueName: true}
+	p := KueueConfig{Frameworks: []string{"batch/job", "pod", "deployment"}, ManageJobsWithoutQueueName: true}
 	msg := kueueProblem(p, []string{"the cluster runs the Volcano scheduler (Deployment volcano-system/volcano-scheduler)"})
 	for _, want := range []string{`integrations ["pod", "deployment"]`, `set integrations = ["batch/job"] and manage_jobs_without_queue_name = false`, "volcano-system/volcano-scheduler"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, msg)
 		}
 	}
-	if got := jobFrameworks([]string{"pod"}); !slices.Equal(got, []string{"batch/job"}) {
+	if got := (KueueConfig{Frameworks: []string{"pod"}}).JobFrameworks(); !slices.Equal(got, []string{"batch/job"}) {
 		t.Errorf("jobFrameworks: %v", got)
+	}
+}
+
+// Replicas and feature gates are written to the controller manager's values
+// and read back with the manager configuration (import).
+func TestKueueConfigRoundTrip(t *testing.T) {
+	replicas := int64(2)
+	in := KueueConfig{Frameworks: []string{"batch/job"}, ManageJobsWithoutQueueName: true, Replicas: &replicas,
+		FeatureGates: map[string]bool{"TopologyAwareScheduling": true, "A": false}}
+	vals, err := in.Values(nil, map[string]any{"controllerManager": map[string]any{"replicas": 1, "x": "kept"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if GetPath(vals, "controllerManager", "x") != "kept" || GetPath(vals, "controllerManager", "replicas") != int64(2) {
+		t.Fatalf("values: %v", vals)
+	}
+	gates, _ := GetPath(vals, "controllerManager", "featureGates").([]any)
+	if len(gates) != 2 || gates[0].(map[string]any)["name"] != "A" {
+		t.Fatalf("feature gates not sorted by name: %v", gates)
+	}
+	// A release's values come back from JSON: numbers are float64.
+	b, _ := json.Marshal(vals)
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	out, ok := KueueConfigFromValues(back)
+	if !ok || *out.Replicas != 2 || !out.ManageJobsWithoutQueueName || !slices.Equal(out.Frameworks, in.Frameworks) ||
+		len(out.FeatureGates) != 2 || !out.FeatureGates["TopologyAwareScheduling"] {
+		t.Fatalf("read back: %+v", out)
+	}
+	if _, ok := KueueConfigFromValues(map[string]any{}); ok {
+		t.Errorf("values without a manager configuration read as one")
+	}
+}
+
+// Each planned install sees the others of its run, sorted by chart and ID,
+// and never itself; a re-plan replaces its earlier record.
+func TestConflictRunRecordsPlans(t *testing.T) {
+	r := &run{planned: map[string]Install{}}
+	r.plan(Install{Chart: "Volcano", Namespace: "volcano-system", Name: "volcano"})
+	r.plan(Install{Chart: "Kueue", Namespace: "b", Name: "kueue"})
+	got := r.plan(Install{Chart: "Kueue", Namespace: "a", Name: "kueue", Config: KueueConfig{Frameworks: []string{"pod"}}})
+	var ids []string
+	for _, in := range got {
+		ids = append(ids, in.Chart+" "+in.ID())
+	}
+	if !slices.Equal(ids, []string{"Kueue b/kueue", "Volcano volcano-system/volcano"}) {
+		t.Fatalf("others planned: %v", ids)
+	}
+	got = r.plan(Install{Chart: "Volcano", Namespace: "volcano-system", Name: "volcano"})
+	if k := ofChart(got, "Kueue"); len(k) != 2 || !k[0].Config.(KueueConfig).TakesUnlabelled() {
+		t.Fatalf("Kueue installs seen by Volcano: %+v", k)
 	}
 }

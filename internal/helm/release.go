@@ -1,26 +1,4 @@
-// Package install installs, upgrades, checks and removes Helm charts with the
-// Helm SDK, on the provider's own connection to the cluster: chart sources
-// (local directory, chart repository, OCI), values, atomic install and
-// upgrade with a readiness wait by kstatus rules, uninstall that keeps CRDs
-// unless asked, drift of every chart object against the live cluster (by
-// dry-run server-side apply), and the conflict rules between installs.
-//
-// Upgrades go through Helm's three-way patch, which leaves alone fields
-// changed in the cluster when the chart did not change them; Upgrade then
-// server-side applies (force, the provider's field manager, which is also
-// Helm's) the objects that still differ, so a re-apply after drift puts
-// everything back.
-//
-// Tests: the acceptance tests (internal/resources/installs) install the
-// real Kueue chart (sigs.k8s.io/kueue v0.17.0 from the module cache) and a
-// stand-in Volcano chart (testdata/charts/volcano) into the local cluster,
-// whose kwok nodes make the charts' pods Ready. Nothing serves the charts'
-// webhooks there, so tests that create Kueue objects set the chart's webhook
-// failure policies to Ignore while they run. Serving them for real needs an
-// egress-selector proxy in testenv that routes service-referenced webhook
-// calls to local processes and a runner that starts the real manager binary
-// for the chart's controller Deployment (issue #4, part B).
-package install
+package helm
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package kube
+package telemetry
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
 func TestParseRequest(t *testing.T) {
@@ -183,5 +185,40 @@ func TestParseVmHWM(t *testing.T) {
 	}
 	if got := parseVmHWM([]byte("Name:\tx\n")); got != 0 {
 		t.Errorf("got %d without VmHWM, want 0", got)
+	}
+}
+
+// With AIPLATFORM_REQUEST_LOG set, a client built with RequestLogTransport
+// (as the provider's Configure builds it) logs its requests to the file;
+// without it there is nothing to wrap.
+func TestRequestLogTransportFromEnv(t *testing.T) {
+	t.Setenv(RequestLogEnv, "")
+	if RequestLogTransport() != nil {
+		t.Fatal("a wrapper without " + RequestLogEnv)
+	}
+	path := filepath.Join(t.TempDir(), "requests.jsonl")
+	t.Setenv(RequestLogEnv, path)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"major":"1","minor":"36","gitVersion":"v1.36.3"}`)
+	}))
+	defer srv.Close()
+	c, err := kube.NewClient(kube.Config{Host: srv.URL, WrapTransport: RequestLogTransport()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed, err := c.Typed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := typed.Discovery().ServerVersion(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := ReadRequestLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := log.Requests[RequestKey{Verb: "get", Resource: "/version"}]; n != 1 || log.Processes != 1 {
+		t.Errorf("logged %v from %d processes, want one get /version", log.Requests, log.Processes)
 	}
 }

@@ -1,4 +1,4 @@
-package install
+package helm
 
 import (
 	"fmt"
@@ -58,6 +58,35 @@ func settings() *cli.EnvSettings {
 	s.RepositoryConfig = filepath.Join(dir, "repositories.yaml")
 	s.RegistryConfig = filepath.Join(dir, "registry", "config.json")
 	return s
+}
+
+// Chart is what the provider knows of one product's chart besides its
+// configuration: where it comes from by default and where it is installed.
+// Each chart's descriptor, configuration type and live lookup are in one
+// file of this package (kueue.go, volcano.go, kuberay.go, lws.go).
+type Chart struct {
+	Product   string // "Kueue", as messages name it
+	Default   Source // default repository and name; Version is the default version
+	Release   string // default release name
+	Namespace string // default namespace
+}
+
+// Config is a chart's typed configuration: what the provider's attributes
+// set in the chart's values.
+type Config interface {
+	// Values returns the chart's values: raw (the user's `values`
+	// document) with the typed configuration written in. chartDefaults are
+	// the chart's own values.
+	Values(chartDefaults, raw map[string]any) (map[string]any, error)
+}
+
+// Values returns the values for a chart: cfg's, or raw alone when the chart
+// has no typed configuration (cfg nil).
+func Values(cfg Config, chartDefaults, raw map[string]any) (map[string]any, error) {
+	if cfg == nil {
+		return Merge(map[string]any{}, raw), nil
+	}
+	return cfg.Values(chartDefaults, raw)
 }
 
 var downloadMu sync.Mutex // one download into the cache at a time

@@ -1,4 +1,8 @@
-package installs
+// Package volcano holds the resources for Volcano's own objects
+// (aiplatform_volcano_queue), through the generic object path like the Kueue
+// objects; Volcano itself is installed by aiplatform_volcano
+// (internal/resources/installs).
+package volcano
 
 import (
 	"context"
@@ -20,12 +24,12 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
-var volcanoQueueKind = kube.Kind{
+var queueKind = kube.Kind{
 	Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "queues", Kind: "Queue",
 	Missing: "the Volcano CRDs are not installed in this cluster: add aiplatform_volcano or install Volcano",
 }
 
-type volcanoQueueModel struct {
+type queueModel struct {
 	object.ClusterMeta
 	Weight      types.Int64  `tfsdk:"weight"`
 	Capability  types.Map    `tfsdk:"capability"`
@@ -40,11 +44,11 @@ func resourceMap(desc string) schema.MapAttribute {
 		Validators: []validator.Map{quantityValues{}}}
 }
 
-// NewVolcanoQueue is aiplatform_volcano_queue.
-func NewVolcanoQueue() resource.Resource {
-	return object.New[volcanoQueueModel](object.Spec[volcanoQueueModel]{
+// NewQueue is aiplatform_volcano_queue.
+func NewQueue() resource.Resource {
+	return object.New[queueModel](object.Spec[queueModel]{
 		TypeName: "volcano_queue",
-		Kind:     volcanoQueueKind,
+		Kind:     queueKind,
 		Description: "A Volcano Queue (`scheduling.volcano.sh/v1beta1`): a share of the cluster for the PodGroups submitted to it — " +
 			"its weight among siblings, hard `capability`, `deserved` share (hierarchical queues, capacity plugin) and `guarantee`d resources.",
 		Attributes: map[string]schema.Attribute{
@@ -62,7 +66,7 @@ func NewVolcanoQueue() resource.Resource {
 				MarkdownDescription: "Parent queue (hierarchical queues). Unset: Volcano's default (`root`).",
 				Validators:          []validator.String{validators.DNSSubdomain()}},
 		},
-		Fields: func(m *volcanoQueueModel) map[string]any {
+		Fields: func(m *queueModel) map[string]any {
 			spec := map[string]any{}
 			object.Put(spec, "weight", m.Weight)
 			object.Put(spec, "capability", object.MapOut(m.Capability))
@@ -74,7 +78,7 @@ func NewVolcanoQueue() resource.Resource {
 			object.Put(spec, "parent", m.Parent)
 			return map[string]any{"spec": spec}
 		},
-		Read: func(live map[string]any, m *volcanoQueueModel) {
+		Read: func(live map[string]any, m *queueModel) {
 			m.Weight = object.Int64(object.Field(live, "spec", "weight"))
 			m.Capability = quantityMap(object.Fields(live, "spec", "capability"), m.Capability)
 			m.Deserved = quantityMap(object.Fields(live, "spec", "deserved"), m.Deserved)

@@ -23,6 +23,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/serving"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/training"
 )
 
 // New returns the provider factory for providerserver.
@@ -184,6 +185,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewLWSController,
 		serving.NewRayCluster,
 		serving.NewLWSGroup,
+		training.NewNCCLCheck,
 	}
 }
 

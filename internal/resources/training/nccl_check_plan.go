@@ -25,14 +25,16 @@ var reEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // validate checks the configuration across attributes without I/O; unknown
 // values are skipped (Terraform validates again at apply with every value
-// known).
-func validate(m *checkModel) diag.Diagnostics {
+// known). With planned set, m is a plan, whose peak_busbw_gbps may have been
+// computed from the NICs: which of the two was given is not checked then.
+func validate(m *checkModel, planned bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	bad := func(p string, summary, format string, a ...any) {
 		diags.AddAttributeError(tfpath.Root(p), summary, p+": "+fmt.Sprintf(format, a...))
 	}
 	nicsGiven := !m.NICsPerNode.IsNull() || !m.NICGbps.IsNull()
 	switch {
+	case planned:
 	case nicsGiven && !m.PeakBusBW.IsNull() && !m.PeakBusBW.IsUnknown():
 		bad("peak_busbw_gbps", "Conflicting peak", "give either peak_busbw_gbps or nics_per_node and nic_gbps, not both")
 	case !nicsGiven && m.PeakBusBW.IsNull():
@@ -128,7 +130,7 @@ func (r *ncclCheck) ValidateConfig(ctx context.Context, req resource.ValidateCon
 	if d := req.Config.Get(ctx, &m); d.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(validate(&m)...)
+	resp.Diagnostics.Append(validate(&m, false)...)
 }
 
 // poolNodes are the nodes a check would use now: the Ready, schedulable
@@ -157,6 +159,10 @@ var inputs = []string{
 	"env", "host_network", "rdma_resources", "queue_name", "nics_per_node", "nic_gbps", "peak_busbw_gbps",
 	"good_ratio", "acceptable_ratio", "fail_on",
 }
+
+// derived inputs are computed at plan when not configured: nodes from the
+// pool, command from the test, peak from the NICs.
+var derived = map[string]bool{"nodes": true, "command": true, "peak_busbw_gbps": true}
 
 func (r *ncclCheck) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
@@ -204,10 +210,14 @@ func (r *ncclCheck) ModifyPlan(ctx context.Context, req resource.ModifyPlanReque
 		var changed []string
 		for _, name := range inputs {
 			p, s := attrOf(&plan, name), attrOf(state, name)
-			if p.IsUnknown() || !p.Equal(s) {
-				changed = append(changed, name)
-				resp.RequiresReplace = append(resp.RequiresReplace, tfpath.Root(name))
+			if p.Equal(s) {
+				continue
 			}
+			resp.RequiresReplace = append(resp.RequiresReplace, tfpath.Root(name))
+			if derived[name] && attrOf(&config, name).IsNull() {
+				continue // follows the pool or other inputs: their change is the reason
+			}
+			changed = append(changed, name)
 		}
 		if len(changed) > 0 {
 			reasons = append(reasons, "inputs changed: "+strings.Join(changed, ", "))
@@ -456,7 +466,7 @@ func defaultCommand(_ context.Context, m *checkModel) ([]string, bool) {
 
 // resolve turns a planned model (every input known at apply) into a spec.
 func resolve(ctx context.Context, m *checkModel) (*spec, diag.Diagnostics) {
-	diags := validate(m)
+	diags := validate(m, true)
 	if diags.HasError() {
 		return nil, diags
 	}

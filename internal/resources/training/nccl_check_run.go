@@ -33,7 +33,7 @@ type outcome struct {
 }
 
 // errNotServed marks a cluster without the MPI Operator's CRD.
-var errNotServed = errors.New("MPIJob not served")
+var errNotServed = errors.New("the API server does not serve kubeflow.org/v2beta1 mpijobs")
 
 func notServed(err error) bool { return errors.Is(err, errNotServed) }
 

@@ -3,6 +3,7 @@ package training_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -248,4 +249,27 @@ func TestAccNCCLCheckEndToEnd(t *testing.T) {
 		},
 	})
 	noCheckPods(t, env)
+}
+
+// The documented example (examples/resources/aiplatform_nccl_check) plans on
+// the test cluster without a diagnostic.
+func TestAccNCCLCheckExample(t *testing.T) {
+	env := acctest.Env(t)
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join(root, "examples", "resources", "aiplatform_nccl_check", "resource.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// PlanOnly: no plan checks can run with it, but a bad example would fail
+	// the plan; the planned values are asserted in TestAccNCCLCheckWithoutMPIOperator.
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{{
+			Config:   acctest.Provider(env) + string(example),
+			PlanOnly: true, ExpectNonEmptyPlan: true,
+		}},
+	})
 }

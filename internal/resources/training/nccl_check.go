@@ -6,6 +6,7 @@ package training
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
@@ -170,7 +171,8 @@ func (r *ncclCheck) Schema(_ context.Context, _ resource.SchemaRequest, resp *re
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "`namespace/name` of the check (and of its MPIJob while it runs)."},
 			"name": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the check and of the MPIJob it runs (a DNS label).",
-				Validators: []validator.String{validators.DNSLabel(), stringvalidator.LengthAtMost(40)}},
+				Validators: []validator.String{validators.DNSLabel(), stringvalidator.LengthAtMost(40),
+					stringvalidator.RegexMatches(regexp.MustCompile(`^[a-z]`), "must start with a letter: the MPI Operator names the workers' pods and Services <name>-worker-<i>, which must be DNS-1035 labels")}},
 			"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultNamespace),
 				MarkdownDescription: "Namespace the MPIJob runs in. Default `default`.", Validators: []validator.String{validators.DNSLabel()}},
 			"node_selector": schema.MapAttribute{ElementType: types.StringType, Required: true,

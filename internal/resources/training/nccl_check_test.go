@@ -86,6 +86,7 @@ func TestAccNCCLCheckBadInput(t *testing.T) {
 	}{
 		{"ratios out of order", map[string]string{"good_ratio": "0.85", "acceptable_ratio": "0.9"},
 			[]string{"Ratios out of order", "acceptable_ratio: acceptable_ratio (0.9) must not exceed good_ratio (0.85)"}},
+		{"name not starting with a letter", map[string]string{"name": `"8-fabric"`}, []string{"name", "must start with a letter"}},
 		{"ratio above 1", map[string]string{"good_ratio": "1.5"}, []string{"Ratio out of range", "good_ratio: must be in (0, 1], not 1.5"}},
 		{"gpus_per_node 0", map[string]string{"gpus_per_node": "0"}, []string{"gpus_per_node", "must be at least 1, got: 0"}},
 		{"unknown collective", map[string]string{"binary": `"allreduce_perf"`}, []string{"binary", "value must be one of", "all_reduce_perf"}},

@@ -73,7 +73,10 @@ func proposed(config checkModel, prior *checkModel) checkModel {
 	p.StepFactor, p.Iterations, p.Warmup = types.Int64Value(DefaultStep), types.Int64Value(DefaultIters), types.Int64Value(DefaultWarmup)
 	p.HostNetwork = types.BoolValue(false)
 	p.GoodRatio, p.AcceptableRatio = types.Float64Value(fabric.DefaultGoodRatio), types.Float64Value(fabric.DefaultAcceptableRatio)
-	p.FailOn, p.Timeout = types.StringValue(string(fabric.FailOnBad)), types.StringValue(DefaultTimeout)
+	p.FailOn = types.StringValue(string(fabric.FailOnBad))
+	if p.Timeout.IsNull() {
+		p.Timeout = types.StringValue(DefaultTimeout)
+	}
 	if prior == nil {
 		p.ID, p.Nodes, p.Command, p.PeakBusBW = types.StringUnknown(), types.Int64Unknown(), types.ListUnknown(types.StringType), types.Float64Unknown()
 		unknownResult(&p)
@@ -172,6 +175,14 @@ func TestAccNCCLCheckReplanOnNodeJoin(t *testing.T) {
 	same := modifyPlan(t, client(), configModel("535"), &state)
 	if len(same.replace) != 0 || len(same.diags) != 0 || same.model.Verdict.ValueString() != "good" || same.model.BusBW.ValueFloat64() != 96.69 {
 		t.Fatalf("unchanged: replace %v diags %v verdict %v", same.replace, same.diags, same.model.Verdict)
+	}
+
+	// Only the timeout changes: an in-place update that keeps the result.
+	longer := configModel("535")
+	longer.Timeout = types.StringValue("45m")
+	upd := modifyPlan(t, client(), longer, &state)
+	if len(upd.replace) != 0 || len(upd.diags) != 0 || upd.model.Timeout.ValueString() != "45m" || upd.model.Verdict.ValueString() != "good" {
+		t.Errorf("timeout change: replace %v diags %v timeout %v verdict %v", upd.replace, upd.diags, upd.model.Timeout, upd.model.Verdict)
 	}
 
 	// A trigger changes: replaced, with the reason.

@@ -33,19 +33,24 @@ type outcome struct {
 }
 
 // errNotServed marks a cluster without the MPI Operator's CRD.
-var errNotServed = errors.New("the API server does not serve kubeflow.org/v2beta1 mpijobs")
+var errNotServed = errors.New("no MPI Operator")
 
 func notServed(err error) bool { return errors.Is(err, errNotServed) }
 
 // removeJob deletes the MPIJob and its dependents (launcher Job, workers,
-// Services, ConfigMap, Secret) and waits until it is gone.
+// Services, ConfigMap, Secret) and waits until it is gone. On a cluster
+// that does not serve MPIJobs it fails saying so (the read names what to
+// install); notServed tells that case apart.
 func removeJob(ctx context.Context, c *kube.Client, ref kube.Ref) error {
-	served, err := c.Served(ctx, MPIJobKind)
+	_, found, err := c.Get(ctx, MPIJobKind, ref)
 	if err != nil {
+		if served, serr := c.Served(ctx, MPIJobKind); serr == nil && !served {
+			return fmt.Errorf("%w: %v", errNotServed, err)
+		}
 		return err
 	}
-	if !served {
-		return fmt.Errorf("%w: %s", errNotServed, MPIJobKind.Missing)
+	if !found {
+		return nil
 	}
 	return c.DeleteForeground(ctx, MPIJobKind, ref)
 }

@@ -143,7 +143,7 @@ func TestAccNCCLCheckWithoutMPIOperator(t *testing.T) {
 							"/opt/nccl_tests/build/all_reduce_perf -b 8 -e 8G -f 2 -g 1 -n 20 -w 5 -c 1")...)),
 					plancheck.ExpectUnknownValue(addr, tfjsonpath.New("verdict")),
 				}},
-				ExpectError: acctest.ErrorMatching("NCCL check default/fabric failed", "does not serve kubeflow.org/v2beta1 mpijobs", "the MPI Operator is not installed"),
+				ExpectError: acctest.ErrorMatching("NCCL check default/fabric failed", "the MPI Operator is not installed in this cluster", "does not serve kubeflow.org/v2beta1/mpijobs"),
 			},
 		},
 	})

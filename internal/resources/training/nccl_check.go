@@ -306,6 +306,10 @@ func (r *ncclCheck) Create(ctx context.Context, req resource.CreateRequest, resp
 		resp.Diagnostics.AddError("Provider not configured", err.Error())
 		return
 	}
+	resp.Diagnostics.Append(r.settle(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	s, diags := resolve(ctx, &m)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {

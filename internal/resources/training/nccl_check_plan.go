@@ -464,6 +464,35 @@ func defaultCommand(_ context.Context, m *checkModel) ([]string, bool) {
 	return args, true
 }
 
+// settle computes at apply whatever the plan left unknown: the nodes, the
+// command and the peak. Terraform plans again at apply with every input
+// known, so ModifyPlan has usually done it; this covers a plan made while
+// the provider had no cluster configuration.
+func (r *ncclCheck) settle(ctx context.Context, m *checkModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if !object.Known(m.NodesTested) {
+		config := *m
+		if m.Nodes.IsUnknown() {
+			config.Nodes = types.Int64Null()
+		}
+		diags.Append(r.planNodes(ctx, m, &config)...)
+	}
+	if m.Command.IsUnknown() {
+		if cmd, ok := defaultCommand(ctx, m); ok {
+			m.Command = stringListValue(cmd)
+		}
+	}
+	if m.PeakBusBW.IsUnknown() && object.Known(m.NICsPerNode) && object.Known(m.NICGbps) {
+		if peak, err := fabric.PeakBusBW(m.NICsPerNode.ValueInt64(), m.NICGbps.ValueFloat64()); err == nil {
+			m.PeakBusBW = types.Float64Value(peak)
+		}
+	}
+	if m.ID.IsUnknown() {
+		m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
+	}
+	return diags
+}
+
 // resolve turns a planned model (every input known at apply) into a spec.
 func resolve(ctx context.Context, m *checkModel) (*spec, diag.Diagnostics) {
 	diags := validate(m, true)

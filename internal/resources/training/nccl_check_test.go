@@ -145,6 +145,19 @@ func TestAccNCCLCheckWithoutMPIOperator(t *testing.T) {
 				}},
 				ExpectError: acctest.ErrorMatching("NCCL check default/fabric failed", "the MPI Operator is not installed in this cluster", "does not serve kubeflow.org/v2beta1/mpijobs"),
 			},
+			{
+				// gpus_per_node unknown until apply (as from a node pool created
+				// in the same apply): nodes, nodes_tested and the command are
+				// unknown in the plan, computed when Terraform plans again at
+				// apply, and the run gets as far as the MPIJob.
+				Config: strings.Replace(config, "gpus_per_node = 8", "gpus_per_node = terraform_data.gpus.output", 1) +
+					"resource \"terraform_data\" \"gpus\" {\n  input = 8\n}\n",
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(addr, tfjsonpath.New("nodes_tested")),
+					plancheck.ExpectUnknownValue(addr, tfjsonpath.New("command")),
+				}},
+				ExpectError: acctest.ErrorMatching("NCCL check default/fabric failed", "the MPI Operator is not installed in this cluster"),
+			},
 		},
 	})
 	noCheckPods(t, env)

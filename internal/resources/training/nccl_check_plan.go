@@ -230,6 +230,9 @@ func (r *ncclCheck) ModifyPlan(ctx context.Context, req resource.ModifyPlanReque
 			reasons = append(reasons, nodeChange(state.NodesTested, plan.NodesTested))
 			resp.RequiresReplace = append(resp.RequiresReplace, tfpath.Root("nodes_tested"))
 		}
+		if len(reasons) == 0 && len(resp.RequiresReplace) > 0 {
+			reasons = append(reasons, "computed inputs changed: "+resp.RequiresReplace.String())
+		}
 	}
 	if state != nil && len(reasons) == 0 {
 		keepResult(&plan, state)

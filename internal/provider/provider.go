@@ -22,6 +22,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/serving"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/training"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -165,6 +166,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewLWSController,
 		serving.NewRayCluster,
 		serving.NewLWSGroup,
+		training.NewCheckpointStore,
 	}
 }
 

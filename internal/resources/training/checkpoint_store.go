@@ -138,10 +138,12 @@ func (r *checkpointStore) Schema(_ context.Context, _ resource.SchemaRequest, re
 				Validators: []validator.String{validators.Quantity()}},
 			"storage_class": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: append(useState, stringplanmodifier.RequiresReplaceIfConfigured()),
 				MarkdownDescription: "Kind `pvc`: the claim's StorageClass, default the cluster's default class. It must offer " +
-					"ReadWriteMany (NFS, Filestore, EFS, CephFS, Lustre…). Changing it replaces the claim."},
+					"ReadWriteMany (NFS, Filestore, EFS, CephFS, Lustre…). Changing it replaces the claim, which is refused at plan " +
+					"while `retain_on_destroy` would keep the old claim of the same name."},
 			"access_mode": schema.StringAttribute{Optional: true, Computed: true,
 				MarkdownDescription: "Kind `pvc`: `ReadWriteMany` (default: every node of a multi-node job writes its shard) or " +
-					"`ReadWriteOnce` (single-node jobs only; warned). Changing it replaces the claim.",
+					"`ReadWriteOnce` (single-node jobs only; warned; no `backup`). Changing it replaces the claim, refused at plan " +
+					"while `retain_on_destroy` would keep the old claim of the same name.",
 				Validators:    []validator.String{stringvalidator.OneOf(AccessRWX, AccessRWO)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured()}},
 			"retain_on_destroy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),

@@ -294,3 +294,29 @@ func TestAccCheckpointStoreBadInput(t *testing.T) {
 			claim("bad").Gone(env), configMap("bad").Gone(env), cronJob("bad-backup").Gone(env), claim("bad-backup").Gone(env)),
 	})
 }
+
+// The documented example applies, plans empty and imports by its import.sh ID.
+func TestAccCheckpointStoreExample(t *testing.T) {
+	env := acctest.Env(t)
+	ex := acctest.ResourceExample(t, "aiplatform_checkpoint_store")
+	ctx := context.Background()
+	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "training"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, n := range []string{"llama-70b-ckpt", "llama-70b-ckpt-backup"} {
+			_ = env.Client.CoreV1().PersistentVolumeClaims("training").Delete(ctx, n, metav1.DeleteOptions{})
+		}
+		_ = env.Client.CoreV1().Namespaces().Delete(ctx, "training", metav1.DeleteOptions{})
+	})
+	kept := acctest.Object{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Namespace: "training", Name: "llama-70b-ckpt"}
+	cfg := acctest.Provider(env) + ex.Config
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{Config: cfg, ConfigPlanChecks: emptyAfter(), Check: kept.Equal(env, "ReadWriteMany", "spec", "accessModes", "0")},
+			{Config: cfg, ResourceName: ex.Address, ImportState: true, ImportStateId: ex.ImportID, ImportStateVerify: true},
+		},
+		CheckDestroy: kept.Equal(env, "2Ti", "spec", "resources", "requests", "storage"),
+	})
+}

@@ -44,18 +44,19 @@ var (
 )
 
 // backupScript copies the claim into a new timestamped directory (complete
-// only once renamed), then removes all but the newest $BACKUP_RETENTION.
+// only once renamed), then removes all but the newest $BACKUP_RETENTION
+// copies; nothing else in the backup claim (lost+found) is touched.
 const backupScript = `set -eu
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 rm -rf "` + BackupRoot + `"/.partial-*
 mkdir -p "` + BackupRoot + `/.partial-$stamp"
 cp -a "` + BackupSource + `/." "` + BackupRoot + `/.partial-$stamp/"
 mv "` + BackupRoot + `/.partial-$stamp" "` + BackupRoot + `/$stamp"
-ls -1 "` + BackupRoot + `" | sort -r | tail -n +$((BACKUP_RETENTION + 1)) | while read -r old; do
+ls -1 "` + BackupRoot + `" | grep -E '^[0-9]{8}T[0-9]{6}Z$' | sort -r | tail -n +$((BACKUP_RETENTION + 1)) | while read -r old; do
   echo "checkpoint-backup: removing $old"
   rm -rf "` + BackupRoot + `/$old"
 done
-echo "checkpoint-backup: $stamp done, $(ls -1 "` + BackupRoot + `" | wc -l) kept"
+echo "checkpoint-backup: $stamp done"
 `
 
 // storeSpec is a store's configuration with every default resolved.

@@ -3,6 +3,8 @@ package training_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +175,16 @@ func TestAccCheckpointStorePVC(t *testing.T) {
 				PlanOnly:    true,
 				ExpectError: acctest.ErrorMatching("Replacing a retained claim", "access_mode"),
 			},
+			{
+				// Backup removed: the CronJob goes, the backup claim is kept.
+				Config:           acctest.Provider(env) + pvcStore("ckpt", `size = "2Gi"`, `labels = { team = "llm" }`),
+				ConfigPlanChecks: emptyAfter(plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					cronJob("ckpt-backup").Gone(env),
+					bound(env, "ckpt-backup"),
+					resource.TestCheckNoResourceAttr(addr, "backup"),
+				),
+			},
 		},
 		// Destroy keeps the claim, still bound to its volume, and the backup
 		// claim; the CronJob is gone.
@@ -193,17 +205,29 @@ func TestAccCheckpointStoreDeleted(t *testing.T) {
 	deleteClaims(t, env, "scratch")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
-		Steps: []resource.TestStep{{
-			Config: acctest.Provider(env) + pvcStore("scratch", `size = "512Mi"`, `access_mode = "ReadWriteOnce"`,
-				`retain_on_destroy = false`, `mount_path = "/mnt/ckpt"`),
-			ConfigPlanChecks: emptyAfter(plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				claim("scratch").Equal(env, "ReadWriteOnce", "spec", "accessModes", "0"),
-				bound(env, "scratch"),
-				resource.TestCheckResourceAttr(addr, "env.CHECKPOINT_DIR", "/mnt/ckpt"),
-				resource.TestCheckNoResourceAttr(addr, "backup"),
-			),
-		}},
+		Steps: []resource.TestStep{
+			{
+				Config: acctest.Provider(env) + pvcStore("scratch", `size = "512Mi"`, `access_mode = "ReadWriteOnce"`,
+					`retain_on_destroy = false`, `mount_path = "/mnt/ckpt"`),
+				ConfigPlanChecks: emptyAfter(plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					claim("scratch").Equal(env, "ReadWriteOnce", "spec", "accessModes", "0"),
+					bound(env, "scratch"),
+					resource.TestCheckResourceAttr(addr, "env.CHECKPOINT_DIR", "/mnt/ckpt"),
+					resource.TestCheckNoResourceAttr(addr, "backup"),
+				),
+			},
+			{
+				// Without retention a new access mode replaces the claim
+				// (removing the line goes back to the ReadWriteMany default).
+				Config:           acctest.Provider(env) + pvcStore("scratch", `size = "512Mi"`, `retain_on_destroy = false`, `mount_path = "/mnt/ckpt"`),
+				ConfigPlanChecks: emptyAfter(plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					claim("scratch").Equal(env, "ReadWriteMany", "spec", "accessModes", "0"),
+					bound(env, "scratch"),
+				),
+			},
+		},
 		CheckDestroy: claim("scratch").Gone(env),
 	})
 }
@@ -319,4 +343,42 @@ func TestAccCheckpointStoreExample(t *testing.T) {
 		},
 		CheckDestroy: kept.Equal(env, "2Ti", "spec", "resources", "requests", "storage"),
 	})
+}
+
+// Destroy is never silent about the checkpoints it keeps: the destroy plan
+// warns, and the destroy names the claims it leaves (which are still there).
+func TestAccCheckpointStoreDestroySaysWhatItKeeps(t *testing.T) {
+	env := acctest.Env(t)
+	deleteClaims(t, env, "said", "said-backup")
+	src := t.TempDir()
+	tf := acctest.RequiredProviders + `
+variable "kubeconfig" { type = string }
+provider "aiplatform" { config_path = var.kubeconfig }
+` + pvcStore("said", `size = "1Gi"`, `backup = { schedule = "@daily", retention = 2 }`)
+	if err := os.WriteFile(filepath.Join(src, "main.tf"), []byte(tf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := acctest.NewWorkspace(t, env, src)
+	if out, err := w.Run("apply", "-auto-approve"); err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	out, err := w.Run("plan", "-destroy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re := acctest.ErrorMatching("Destroy keeps the checkpoint claim", "PersistentVolumeClaim default/said", "backup claim default/said-backup"); !re.MatchString(out) {
+		t.Errorf("the destroy plan does not warn about the kept claims:\n%s", out)
+	}
+	out, err = w.Run("destroy", "-auto-approve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if re := acctest.ErrorMatching("Checkpoint claim kept", "PersistentVolumeClaim default/said", "kubectl delete pvc -n default said"); !re.MatchString(out) {
+		t.Errorf("destroy does not say which claim it keeps:\n%s", out)
+	}
+	for _, check := range []resource.TestCheckFunc{bound(env, "said"), bound(env, "said-backup"), cronJob("said-backup").Gone(env)} {
+		if err := check(nil); err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -173,7 +173,9 @@ func (r *checkpointStore) Schema(_ context.Context, _ resource.SchemaRequest, re
 			"backup": schema.SingleNestedAttribute{Optional: true,
 				MarkdownDescription: "Kind `pvc`: a CronJob that copies the claim into a backup claim `<name>-backup`, one " +
 					"timestamped directory per run, keeping the newest `retention` (runs never overlap). Copies are file-level: " +
-					"a checkpoint written while the copy runs may be partial, so write checkpoints to a temporary name and rename.",
+					"a checkpoint written while the copy runs may be partial, so write checkpoints to a temporary name and rename. " +
+					"A copy rather than a VolumeSnapshot schedule: it works on any ReadWriteMany storage (NFS-like classes often " +
+					"have no CSI snapshots) without snapshot CRDs or a snapshot controller, and a backup is a directory anyone can read.",
 				Attributes: map[string]schema.Attribute{
 					"schedule": schema.StringAttribute{Required: true,
 						MarkdownDescription: "Cron schedule (5 fields or @daily…), in the controller's time zone, e.g. `0 */6 * * *`."},
@@ -230,6 +232,12 @@ func validate(m *storeModel) diag.Diagnostics {
 			fmt.Sprintf("%s applies to kind %q only; this store's kind is %q", p, other(kind), kind))
 	}
 	set := func(v interface{ IsNull() bool }) bool { return !v.IsNull() }
+	for k := range object.Strings(m.Labels) {
+		if ownLabel(k) {
+			diags.AddAttributeError(tfpath.Root("labels").AtMapKey(k), "Reserved label",
+				fmt.Sprintf("%s is set by the provider on every object of the store", k))
+		}
+	}
 	switch kind {
 	case KindPVC:
 		if m.Size.IsNull() {

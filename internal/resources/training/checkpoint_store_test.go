@@ -301,6 +301,7 @@ func TestAccCheckpointStoreBadInput(t *testing.T) {
 		{"mount-path", []string{`size = "1Gi"`, `mount_path = "ckpt"`}, []string{"mount_path", "not an absolute path"}},
 		{"access-mode", []string{`size = "1Gi"`, `access_mode = "ReadOnlyMany"`}, []string{"access_mode"}},
 		{"secret-key", []string{`kind = "object_store"`, `uri = "s3://b"`, `credentials_secret = { name = "c", keys = ["has-dash"] }`}, []string{"credentials_secret", "C identifier"}},
+		{"reserved-label", []string{`size = "1Gi"`, `labels = { "app.kubernetes.io/component" = "x" }`}, []string{"Reserved label", "labels"}},
 		{"backup-object", []string{`kind = "object_store"`, `uri = "s3://b"`, `backup = { schedule = "@daily" }`}, []string{"backup", "applies to kind \"pvc\" only"}},
 	}
 	var steps []resource.TestStep

@@ -172,6 +172,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		serving.NewRayCluster,
 		serving.NewLWSGroup,
 		training.NewNCCLCheck,
+		training.NewCheckpointStore,
 	}
 }
 

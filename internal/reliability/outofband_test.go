@@ -122,6 +122,19 @@ var drifts = map[string]drift{
 		edit:    func(o map[string]any) { spec(o)["replicas"] = int64(5) },
 		want:    []string{"spec", "replicas", "2"},
 	},
+	"aiplatform_checkpoint_store": {
+		config: `resource "aiplatform_checkpoint_store" "x" {
+  name              = "oob-ckpt"
+  namespace         = "default"
+  size              = "1Gi"
+  labels            = { team = "llm" }
+  retain_on_destroy = false
+}`,
+		address: "aiplatform_checkpoint_store.x",
+		object:  acctest.Object{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Namespace: "default", Name: "oob-ckpt"},
+		edit:    func(o map[string]any) { o["metadata"].(map[string]any)["labels"].(map[string]any)["team"] = "edited" },
+		want:    []string{"metadata", "labels", "team", "llm"},
+	},
 	"aiplatform_model_cache": {
 		config: `resource "aiplatform_model_cache" "x" {
   name      = "oob-cache"

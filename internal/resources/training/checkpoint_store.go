@@ -219,7 +219,7 @@ func kindOf(m *storeModel) string {
 	return m.Kind.ValueString()
 }
 
-// validate checks a configuration across attributes, without I/O; unknown
+// validateStore checks a configuration across attributes, without I/O; unknown
 // values are skipped (checked again at apply).
 func validateStore(m *storeModel) diag.Diagnostics {
 	var diags diag.Diagnostics

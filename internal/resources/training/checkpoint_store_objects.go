@@ -83,7 +83,7 @@ func (s *storeSpec) ref() kube.Ref { return kube.Ref{Namespace: s.Namespace, Nam
 
 func backupName(name string) string { return name + "-backup" }
 
-// resolve reads a planned model whose values are known.
+// resolveStore reads a planned model whose values are known.
 func resolveStore(m *storeModel) *storeSpec {
 	s := &storeSpec{
 		Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString(), Kind: kindOf(m),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // by kwok.
 
 // kubeRayModule is the module that holds KubeRay's operator and CRDs.
-const kubeRayModule = "github.com/ray-project/kuberay/ray-operator"
+const kubeRayModule = podrunner.KubeRayModule
 
 // KubeRayCRDDir is the directory of KubeRay's CRDs (RayCluster, RayJob,
 // RayService, all ray.io/v1) in the ray-operator module.
@@ -41,7 +42,7 @@ func (e *Env) prepareKubeRay() error {
 	if err != nil {
 		return err
 	}
-	e.kuberay = &kubeRayLocal{healthURL: fmt.Sprintf("http://127.0.0.1:%d", free[0])}
+	e.operators.kuberay = &kubeRayLocal{healthURL: fmt.Sprintf("http://127.0.0.1:%d", free[0])}
 	return nil
 }
 
@@ -72,18 +73,18 @@ func (e *Env) StartKubeRay(ctx context.Context) error {
 	if e.External {
 		return errors.New("testenv: the cluster is external (TESTENV_KUBECONFIG), so testenv does not run its KubeRay operator")
 	}
-	if e.kuberay == nil {
+	if e.operators.kuberay == nil {
 		return errors.New("testenv: the environment was started without Options.RunKubeRay")
 	}
-	if p := e.proc(KubeRay); p != nil && !p.exited() {
+	if p := e.proc(KubeRay); p != nil && !p.Exited() {
 		return errors.New("testenv: the KubeRay operator is already running")
 	}
 	t := time.Now()
-	p, err := e.start(KubeRay, e.kuberay.args(e.Kubeconfig))
+	p, err := e.start(KubeRay, e.operators.kuberay.args(e.Kubeconfig))
 	if err != nil {
 		return err
 	}
-	if err := e.waitHTTP(ctx, p, e.kuberay.healthURL+"/readyz", &http.Client{Timeout: 2 * time.Second}); err != nil {
+	if err := e.waitHTTP(ctx, p, e.operators.kuberay.healthURL+"/readyz", &http.Client{Timeout: 2 * time.Second}); err != nil {
 		return err
 	}
 	e.logf("kuberay-operator %s ready (%s)", KubeRayVersion, time.Since(t).Round(10*time.Millisecond))
@@ -102,9 +103,9 @@ func (e *Env) stopComponent(c Component, what string) error {
 		return fmt.Errorf("testenv: the cluster is external (TESTENV_KUBECONFIG), so testenv does not run its %s", what)
 	}
 	p := e.proc(c)
-	if p == nil || p.exited() {
+	if p == nil || p.Exited() {
 		return fmt.Errorf("testenv: the %s is not running", what)
 	}
-	p.stop()
+	p.Stop()
 	return nil
 }

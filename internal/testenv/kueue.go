@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -68,8 +69,8 @@ func (e *Env) prepareKueue(ctx context.Context) error {
 	}
 	k := &kueueLocal{
 		config:     filepath.Join(dir, "config.yaml"),
-		webhookURL: fmt.Sprintf("https://127.0.0.1:%d", e.ports.kueueWebhook),
-		healthURL:  fmt.Sprintf("http://127.0.0.1:%d", e.ports.kueueHealth),
+		webhookURL: fmt.Sprintf("https://127.0.0.1:%d", e.operators.kueuePorts[0]),
+		healthURL:  fmt.Sprintf("http://127.0.0.1:%d", e.operators.kueuePorts[1]),
 	}
 	if k.certs, err = newKueueWebhookCerts(KueueNamespace); err != nil {
 		return err
@@ -83,7 +84,7 @@ func (e *Env) prepareKueue(ctx context.Context) error {
 	if len(frameworks) == 0 {
 		frameworks = DefaultKueueFrameworks
 	}
-	config, err := kueueConfig(mod, frameworks, e.ports.kueueWebhook, e.ports.kueueHealth, certDir)
+	config, err := kueueConfig(mod, frameworks, e.operators.kueuePorts[0], e.operators.kueuePorts[1], certDir)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func (e *Env) prepareKueue(ctx context.Context) error {
 	if k.conversions, err = kueueConversions(mod, k.webhookURL, ca); err != nil {
 		return err
 	}
-	e.kueue = k
+	e.operators.kueue = k
 	return nil
 }
 
@@ -376,7 +377,7 @@ func kueueConversions(mod, baseURL string, ca []byte) (map[string]*apiextensions
 // webhooks of its CRDs and its admission webhook configurations. The CRDs
 // must exist.
 func (e *Env) installKueueObjects(ctx context.Context) error {
-	k := e.kueue
+	k := e.operators.kueue
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KueueNamespace}}
 	if _, err := e.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("testenv: creating namespace %s: %w", KueueNamespace, err)
@@ -453,10 +454,10 @@ func (e *Env) StartKueue(ctx context.Context) error {
 	if e.External {
 		return errors.New("testenv: the cluster is external (TESTENV_KUBECONFIG), so testenv does not run its Kueue manager")
 	}
-	if e.kueue == nil {
+	if e.operators.kueue == nil {
 		return errors.New("testenv: the environment was started without Options.RunKueue")
 	}
-	if p := e.proc(Kueue); p != nil && !p.exited() {
+	if p := e.proc(Kueue); p != nil && !p.Exited() {
 		return errors.New("testenv: the Kueue manager is already running")
 	}
 	t := time.Now()
@@ -464,7 +465,7 @@ func (e *Env) StartKueue(ctx context.Context) error {
 		return err
 	}
 	p, err := e.start(Kueue, []string{
-		"--config=" + e.kueue.config,
+		"--config=" + e.operators.kueue.config,
 		"--kubeconfig=" + e.Kubeconfig,
 		// On by default; it would serve the visibility API with certificates
 		// it writes to /visibility.
@@ -476,13 +477,13 @@ func (e *Env) StartKueue(ctx context.Context) error {
 	// /readyz turns ok once the certificates are in place, the CA is injected
 	// (the manager checks every webhook configuration and converted CRD) and
 	// the webhook server listens.
-	if err := e.waitHTTP(ctx, p, e.kueue.healthURL+"/readyz", &http.Client{Timeout: 2 * time.Second}); err != nil {
+	if err := e.waitHTTP(ctx, p, e.operators.kueue.healthURL+"/readyz", &http.Client{Timeout: 2 * time.Second}); err != nil {
 		return err
 	}
 	if err := e.waitKueueWebhooks(ctx, p); err != nil {
 		return err
 	}
-	e.logf("kueue %s ready (webhooks at %s, %s)", KueueVersion, e.kueue.webhookURL, time.Since(t).Round(10*time.Millisecond))
+	e.logf("kueue %s ready (webhooks at %s, %s)", KueueVersion, e.operators.kueue.webhookURL, time.Since(t).Round(10*time.Millisecond))
 	return nil
 }
 
@@ -494,16 +495,16 @@ func (e *Env) StopKueue() error {
 		return errors.New("testenv: the cluster is external (TESTENV_KUBECONFIG), so testenv does not run its Kueue manager")
 	}
 	p := e.proc(Kueue)
-	if p == nil || p.exited() {
+	if p == nil || p.Exited() {
 		return errors.New("testenv: the Kueue manager is not running")
 	}
-	p.stop()
+	p.Stop()
 	return nil
 }
 
 // waitKueueWebhooks waits until the API server gets answers from Kueue's
 // webhooks (see kueueAnswers), failing early if p (when not nil) exits.
-func (e *Env) waitKueueWebhooks(ctx context.Context, p *process) error {
+func (e *Env) waitKueueWebhooks(ctx context.Context, p *process.Proc) error {
 	// The v1beta1 probe would log the API server's deprecation warning.
 	cfg := rest.CopyConfig(e.RESTConfig)
 	cfg.WarningHandler = rest.NoWarnings{}
@@ -517,7 +518,7 @@ func (e *Env) waitKueueWebhooks(ctx context.Context, p *process) error {
 // waitWebhooks polls answers until it returns nil (the API server got
 // answers from c's webhooks), failing early with c's log if p (when not nil)
 // exits, and after Options.Timeout.
-func (e *Env) waitWebhooks(ctx context.Context, p *process, c Component, name string, answers func(context.Context) error) error {
+func (e *Env) waitWebhooks(ctx context.Context, p *process.Proc, c Component, name string, answers func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
 	for {
@@ -525,14 +526,14 @@ func (e *Env) waitWebhooks(ctx context.Context, p *process, c Component, name st
 		if err == nil {
 			return nil
 		}
-		if p != nil && p.exited() {
-			return fmt.Errorf("testenv: %s exited (%v) before its webhooks answered\n%s", c, p.err, logTail(e.LogPath(c)))
+		if p != nil && p.Exited() {
+			return fmt.Errorf("testenv: %s exited (%v) before its webhooks answered\n%s", c, p.Err(), process.LogTail(e.LogPath(c)))
 		}
 		select {
 		case <-ctx.Done():
 			msg := fmt.Sprintf("testenv: %s's webhooks do not answer after %s (last: %v)", name, e.opts.Timeout, err)
 			if p != nil {
-				msg += "\n" + logTail(e.LogPath(c))
+				msg += "\n" + process.LogTail(e.LogPath(c))
 			}
 			return errors.New(msg)
 		case <-time.After(200 * time.Millisecond):

@@ -239,7 +239,7 @@ func TestKueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(s.Data[tlsCertKey]) != string(env.kueue.certs[tlsCertKey]) {
+		if string(s.Data[tlsCertKey]) != string(env.operators.kueue.certs[tlsCertKey]) {
 			t.Error("Kueue replaced the webhook certificate")
 		}
 	})

@@ -22,6 +22,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/pki"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +44,7 @@ import (
 // The CRD's conversion webhook is not registered: the CRD has one version, so
 // the API server never calls it.
 
-const lwsModule = "sigs.k8s.io/lws"
+const lwsModule = podrunner.LWSModule
 
 // LWSGroupVersion is the API of LeaderWorkerSets.
 var LWSGroupVersion = schema.GroupVersion{Group: "leaderworkerset.x-k8s.io", Version: "v1"}
@@ -107,7 +110,7 @@ func (e *Env) prepareLWS(ctx context.Context) error {
 	if l.mutating, l.validating, err = lwsWebhooks(mod, l.webhookURL, ca); err != nil {
 		return err
 	}
-	e.lws = l
+	e.operators.lws = l
 	return nil
 }
 
@@ -289,7 +292,7 @@ func loopbackServingCert(caName string) (caPEM, certPEM, servingKeyPEM []byte, _
 		return nil, nil, nil, err
 	}
 	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
+		SerialNumber:          pki.Serial(),
 		Subject:               pkix.Name{CommonName: caName},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.AddDate(10, 0, 0),
@@ -310,7 +313,7 @@ func loopbackServingCert(caName string) (caPEM, certPEM, servingKeyPEM []byte, _
 		return nil, nil, nil, err
 	}
 	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: serial(),
+		SerialNumber: pki.Serial(),
 		Subject:      pkix.Name{CommonName: "127.0.0.1"},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.AddDate(10, 0, 0),
@@ -323,7 +326,7 @@ func loopbackServingCert(caName string) (caPEM, certPEM, servingKeyPEM []byte, _
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM(key), nil
+		pki.KeyPEM(key), nil
 }
 
 // StartLWS registers LWS's webhooks, starts the LWS controller and waits until
@@ -333,35 +336,35 @@ func (e *Env) StartLWS(ctx context.Context) error {
 	if e.External {
 		return errors.New("testenv: the cluster is external (TESTENV_KUBECONFIG), so testenv does not run its LWS controller")
 	}
-	if e.lws == nil {
+	if e.operators.lws == nil {
 		return errors.New("testenv: the environment was started without Options.RunLWS")
 	}
-	if p := e.proc(LWS); p != nil && !p.exited() {
+	if p := e.proc(LWS); p != nil && !p.Exited() {
 		return errors.New("testenv: the LWS controller is already running")
 	}
 	t := time.Now()
 	admission := e.Client.AdmissionregistrationV1()
-	if err := createOrReplace(ctx, admission.MutatingWebhookConfigurations(), e.lws.mutating.DeepCopy()); err != nil {
-		return fmt.Errorf("testenv: %s: %w", e.lws.mutating.Name, err)
+	if err := createOrReplace(ctx, admission.MutatingWebhookConfigurations(), e.operators.lws.mutating.DeepCopy()); err != nil {
+		return fmt.Errorf("testenv: %s: %w", e.operators.lws.mutating.Name, err)
 	}
-	if err := createOrReplace(ctx, admission.ValidatingWebhookConfigurations(), e.lws.validating.DeepCopy()); err != nil {
-		return fmt.Errorf("testenv: %s: %w", e.lws.validating.Name, err)
+	if err := createOrReplace(ctx, admission.ValidatingWebhookConfigurations(), e.operators.lws.validating.DeepCopy()); err != nil {
+		return fmt.Errorf("testenv: %s: %w", e.operators.lws.validating.Name, err)
 	}
 	p, err := e.start(LWS, []string{
-		"--config=" + e.lws.config,
+		"--config=" + e.operators.lws.config,
 		"--kubeconfig=" + e.Kubeconfig,
 		"--leader-elect=false", // the flag's default (true) would win over the file only if set
 	})
 	if err != nil {
 		return err
 	}
-	if err := e.waitHTTP(ctx, p, e.lws.healthURL+"/readyz", &http.Client{Timeout: 2 * time.Second}); err != nil {
+	if err := e.waitHTTP(ctx, p, e.operators.lws.healthURL+"/readyz", &http.Client{Timeout: 2 * time.Second}); err != nil {
 		return err
 	}
 	if err := e.waitLWSWebhooks(ctx, p); err != nil {
 		return err
 	}
-	e.logf("lws-controller %s ready (webhooks at %s, %s)", LWSVersion, e.lws.webhookURL, time.Since(t).Round(10*time.Millisecond))
+	e.logf("lws-controller %s ready (webhooks at %s, %s)", LWSVersion, e.operators.lws.webhookURL, time.Since(t).Round(10*time.Millisecond))
 	return nil
 }
 
@@ -374,7 +377,7 @@ func (e *Env) StopLWS() error {
 
 // waitLWSWebhooks waits until the API server gets answers from LWS's webhooks
 // (see lwsAnswers), failing early if p (when not nil) exits.
-func (e *Env) waitLWSWebhooks(ctx context.Context, p *process) error {
+func (e *Env) waitLWSWebhooks(ctx context.Context, p *process.Proc) error {
 	return e.waitWebhooks(ctx, p, LWS, "LWS", func(ctx context.Context) error { return lwsAnswers(ctx, e.Dynamic) })
 }
 

@@ -86,3 +86,12 @@ func (e *Env) checkExternalOperators(ctx context.Context) error {
 	}
 	return nil
 }
+
+// operators is the state of the Run* path: the Kueue manager, the KubeRay
+// operator and the LWS controller as local processes.
+type operators struct {
+	kueuePorts [2]int        // the Kueue manager's webhook and health ports
+	kueue      *kueueLocal   // with RunKueue
+	kuberay    *kubeRayLocal // with RunKubeRay
+	lws        *lwsLocal     // with RunLWS
+}

@@ -1,4 +1,4 @@
-package testenv
+package podrunner
 
 import (
 	"fmt"
@@ -6,9 +6,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
-// kueueAdapter runs the Kueue manager of a pod from Kueue's chart (or its
+// KueueVersion is the Kueue manager testenv builds and runs.
+const KueueVersion = "v0.17.0"
+
+// Kueue runs the Kueue manager of a pod from Kueue's chart (or its
 // kustomize manifests): image registry.k8s.io/kueue/kueue, or the staging
 // image the chart in the Kueue module defaults to
 // (us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue), run with the
@@ -37,11 +43,11 @@ import (
 //
 // Leader election stays as configured (on in the chart): it works against the
 // API server like anywhere else.
-var kueueAdapter = &podAdapter{
-	name:      "kueue",
-	component: Kueue,
-	image:     regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/kueue/kueue[:@]`),
-	prepare:   prepareKueuePod,
+var Kueue = &Adapter{
+	Name:    "kueue",
+	Binary:  binaries.Spec{Name: "kueue", Version: KueueVersion, Module: "sigs.k8s.io/kueue", Package: "cmd/kueue", Install: true, ColdBuild: "~10 min"},
+	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/kueue/kueue[:@]`),
+	Prepare: prepareKueuePod,
 }
 
 // kueueVisibilityPort is the manager's visibility server port (its
@@ -74,7 +80,7 @@ func prepareKueuePod(lp *localPod) error {
 		}
 	}
 
-	free, err := freePorts(4)
+	free, err := process.FreePorts(4)
 	if err != nil {
 		return err
 	}

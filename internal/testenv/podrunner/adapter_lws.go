@@ -1,13 +1,22 @@
-package testenv
+package podrunner
 
 import (
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
-// lwsAdapter runs the LeaderWorkerSet controller of a pod from LWS's chart
+// LWS's module and the version of its controller testenv builds and runs.
+const (
+	LWSModule  = "sigs.k8s.io/lws"
+	LWSVersion = "v0.7.0"
+)
+
+// LWS runs the LeaderWorkerSet controller of a pod from LWS's chart
 // (charts/lws of the module, or its kustomize manifests): image
 // registry.k8s.io/lws/lws (the chart's default, tag "main" or the release)
 // or its staging image, run with the testenv-built controller (LWSVersion),
@@ -31,11 +40,12 @@ import (
 // changes that). The chart's CRD, too, names lws-system for its conversion
 // webhook. So the adapter runs LWS pods in lws-system only and reports any
 // other namespace in the pod's status.
-var lwsAdapter = &podAdapter{
-	name:      "lws",
-	component: LWS,
-	image:     regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
-	prepare:   prepareLWSPod,
+var LWS = &Adapter{
+	Name: "lws",
+	Binary: binaries.Spec{Name: "lws-controller", Version: LWSVersion, Module: LWSModule, Package: "./cmd", ColdBuild: "~2-6 min",
+		LDFlags: "-X sigs.k8s.io/lws/pkg/version.GitVersion=" + LWSVersion}, // unstamped, it calls itself v0.0.0-main
+	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
+	Prepare: prepareLWSPod,
 }
 
 // lwsNamespace is the namespace LWS uses outside a pod (its
@@ -59,7 +69,7 @@ func prepareLWSPod(lp *localPod) error {
 		configAt = len(args) - 1
 	}
 
-	free, err := freePorts(3)
+	free, err := process.FreePorts(3)
 	if err != nil {
 		return err
 	}

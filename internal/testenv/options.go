@@ -1,0 +1,97 @@
+package testenv
+
+import (
+	"io"
+	"time"
+)
+
+// Options says what cluster Start brings up.
+type Options struct {
+	// Dir holds the cluster's state, certificates, kubeconfig and logs. It is
+	// kept after Stop. Empty means a temporary directory, removed by Stop.
+	// Stale state from an earlier cluster in Dir is removed first.
+	Dir string
+
+	// Scheduling also runs kube-controller-manager, kube-scheduler and kwok, so
+	// that Pods are scheduled to (fake) nodes and Jobs run to completion, and a
+	// default StorageClass whose claims bind (package nodes). Implied by Nodes.
+	Scheduling bool
+
+	// Nodes are kwok-managed fake nodes to create once the cluster is up.
+	Nodes []NodePool
+
+	// CRDDirs are directories of CustomResourceDefinition YAML files to apply
+	// (create or update), waiting until each CRD is Established.
+	CRDDirs []string
+
+	// Kueue also builds the Kueue manager binary (Env.Binaries[Kueue]).
+	// It is started only with RunKueue.
+	Kueue bool
+
+	// RunKueue runs the Kueue manager as a local process once the cluster is
+	// up, so that Kueue admits, holds and preempts Jobs (see StartKueue).
+	// Implies Kueue, Scheduling and Kueue's CRDs (KueueCRDDir). With
+	// TESTENV_KUBECONFIG nothing is started: the external cluster must run
+	// Kueue already, and Start waits until its webhooks answer.
+	RunKueue bool
+
+	// KueueFrameworks are the integrations the Kueue manager enables
+	// (integrations.frameworks in its configuration), default
+	// DefaultKueueFrameworks. Only these frameworks' webhooks are registered.
+	KueueFrameworks []string
+
+	// RunKubeRay runs the KubeRay operator (KubeRayVersion) as a local
+	// process once the cluster is up, so that RayClusters, RayJobs and
+	// RayServices get their pods (see StartKubeRay). Implies Scheduling and
+	// KubeRay's CRDs (KubeRayCRDDir), which are in place before the Kueue
+	// manager starts (its ray.io integrations need them). With
+	// TESTENV_KUBECONFIG nothing is started: Start checks that the external
+	// cluster serves RayClusters.
+	RunKubeRay bool
+
+	// RunLWS runs the LeaderWorkerSet controller (LWSVersion) as a local
+	// process, its webhooks registered by URL on loopback (see StartLWS).
+	// Implies Scheduling and the LWS CRD (LWSCRDDir). With TESTENV_KUBECONFIG
+	// nothing is started: Start waits until the external cluster's LWS
+	// webhooks answer.
+	RunLWS bool
+
+	// Controllers overrides kube-controller-manager's --controllers
+	// (default DefaultControllers).
+	Controllers []string
+
+	// APIServerArgs are appended to kube-apiserver's flags, e.g. an
+	// --egress-selector-config-file.
+	APIServerArgs []string
+
+	// Egress gives the API server a cluster network (package podrunner): its calls to
+	// Services (webhooks, aggregated APIs) go through testenv's egress proxy
+	// to the local processes of the pod runner.
+	Egress bool
+
+	// PodRunner runs the real controller of pods whose image testenv knows
+	// (package podrunner: the managers of Kueue's and LWS's charts, the KubeRay
+	// operator) as local processes, with the pod's own configuration and
+	// Secrets, and makes the pod Ready when the process is. Implies Egress,
+	// Scheduling, and the binaries of Kueue, LWS and KubeRay.
+	PodRunner bool
+
+	// Detach starts the processes in their own session, without a parent-death
+	// signal, so they outlive this process (`testenv up`), and keeps
+	// <Dir>/pids up to date. Requires Dir.
+	Detach bool
+
+	// NodeLease is how long kwok's node leases last (kwok renews each at a
+	// quarter of it); default 40s. Scale runs with thousands of nodes raise it
+	// (the bench uses 10 minutes): at 40s, 5,000 nodes cost 500 lease writes a
+	// second, more than one core of an idle 2-core machine.
+	// kube-controller-manager's node-monitor grace period follows it.
+	NodeLease time.Duration
+
+	// Log receives progress messages; default os.Stderr.
+	Log io.Writer
+
+	// Timeout bounds each wait (a component's readiness, nodes Ready, CRDs
+	// Established); default 2 minutes. Building binaries is not bounded by it.
+	Timeout time.Duration
+}

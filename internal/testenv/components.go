@@ -37,9 +37,9 @@ const (
 	ControllerManager Component = controlplane.ControllerManager
 	Scheduler         Component = controlplane.Scheduler
 	Kwok              Component = nodes.Kwok
-	Kueue             Component = "kueue"            // podrunner.Kueue.Binary
-	KubeRay           Component = "kuberay-operator" // podrunner.KubeRay.Binary
-	LWS               Component = "lws-controller"   // podrunner.LWS.Binary
+	KueueManager      Component = "kueue"            // podrunner.Kueue.Binary
+	KubeRayOperator   Component = "kuberay-operator" // podrunner.KubeRay.Binary
+	LWSController     Component = "lws-controller"   // podrunner.LWS.Binary
 	// Agent is the process that serves the egress socket and runs the pod
 	// runner of a detached cluster: the calling program, run as
 	// `<program> agent <dir>`, which must call RunAgent (cmd/testenv does).

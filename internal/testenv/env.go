@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/controlplane"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
@@ -71,6 +72,9 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.PodRunner {
 		opts.Egress, opts.Scheduling, opts.Kueue = true, true, true
 	}
+	if len(opts.Controllers) > 0 {
+		opts.Egress, opts.Scheduling = true, true
+	}
 	if opts.RunKueue {
 		opts.Kueue, opts.Scheduling = true, true
 		crds, err := KueueCRDDir(ctx)
@@ -91,14 +95,12 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		components = append(components, ControllerManager, Scheduler, Kwok)
 	}
 	if opts.Kueue {
-		components = append(components, Kueue)
+		components = append(components, KueueManager)
 	}
 	components = append(components, opts.operators()...)
-	if opts.PodRunner { // the binaries of every adapter (package podrunner)
-		for _, s := range podrunner.Specs() {
-			if c := Component(s.Name); !slices.Contains(components, c) {
-				components = append(components, c)
-			}
+	for _, s := range opts.runnerBinaries() {
+		if c := Component(s.Name); !slices.Contains(components, c) {
+			components = append(components, c)
 		}
 	}
 	bins, err := EnsureBinaries(ctx, opts.Log, components...)
@@ -117,6 +119,22 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		}
 		return env, err
 	}
+}
+
+// runsPods reports whether the cluster has a pod runner.
+func (o Options) runsPods() bool { return o.PodRunner || len(o.Controllers) > 0 }
+
+// runnerBinaries are the binaries of the pod runner's adapters: every
+// adapter's with PodRunner, else the Controllers'.
+func (o Options) runnerBinaries() []binaries.Spec {
+	if o.PodRunner {
+		return podrunner.Specs()
+	}
+	var out []binaries.Spec
+	for _, c := range o.Controllers {
+		out = append(out, c.adapter.Binary)
+	}
+	return out
 }
 
 func (e *Env) logf(format string, args ...any) {
@@ -170,6 +188,9 @@ func startExternal(ctx context.Context, path string, opts Options) (_ *Env, err 
 		e.logf("the external cluster's Kueue answers")
 	}
 	if err := e.checkExternalOperators(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.checkExternalControllers(ctx); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -270,7 +291,7 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 
 // stateFiles are the entries Start writes in Options.Dir; cleanDir removes
 // them (and nothing else) before a new cluster starts there.
-var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", "lws", "volumes", PIDFile}
+var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", "lws", "volumes", "charts", PIDFile}
 
 func cleanDir(dir string) error {
 	for _, name := range stateFiles {

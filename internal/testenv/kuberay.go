@@ -76,11 +76,11 @@ func (e *Env) StartKubeRay(ctx context.Context) error {
 	if e.operators.kuberay == nil {
 		return errors.New("testenv: the environment was started without Options.RunKubeRay")
 	}
-	if p := e.proc(KubeRay); p != nil && !p.Exited() {
+	if p := e.proc(KubeRayOperator); p != nil && !p.Exited() {
 		return errors.New("testenv: the KubeRay operator is already running")
 	}
 	t := time.Now()
-	p, err := e.start(KubeRay, e.operators.kuberay.args(e.Kubeconfig))
+	p, err := e.start(KubeRayOperator, e.operators.kuberay.args(e.Kubeconfig))
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (e *Env) StartKubeRay(ctx context.Context) error {
 // StopKubeRay stops the KubeRay operator only: RayClusters then stay as they
 // are, their pods are neither created nor deleted.
 func (e *Env) StopKubeRay() error {
-	return e.stopComponent(KubeRay, "KubeRay operator")
+	return e.stopComponent(KubeRayOperator, "KubeRay operator")
 }
 
 // stopComponent stops one running component of a local cluster.

@@ -22,13 +22,13 @@ import (
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
 // KueueNamespace is the namespace the local Kueue manager considers its own
@@ -457,14 +457,14 @@ func (e *Env) StartKueue(ctx context.Context) error {
 	if e.operators.kueue == nil {
 		return errors.New("testenv: the environment was started without Options.RunKueue")
 	}
-	if p := e.proc(Kueue); p != nil && !p.Exited() {
+	if p := e.proc(KueueManager); p != nil && !p.Exited() {
 		return errors.New("testenv: the Kueue manager is already running")
 	}
 	t := time.Now()
 	if err := e.installKueueObjects(ctx); err != nil {
 		return err
 	}
-	p, err := e.start(Kueue, []string{
+	p, err := e.start(KueueManager, []string{
 		"--config=" + e.operators.kueue.config,
 		"--kubeconfig=" + e.Kubeconfig,
 		// On by default; it would serve the visibility API with certificates
@@ -494,7 +494,7 @@ func (e *Env) StopKueue() error {
 	if e.External {
 		return errors.New("testenv: the cluster is external (TESTENV_KUBECONFIG), so testenv does not run its Kueue manager")
 	}
-	p := e.proc(Kueue)
+	p := e.proc(KueueManager)
 	if p == nil || p.Exited() {
 		return errors.New("testenv: the Kueue manager is not running")
 	}
@@ -512,7 +512,7 @@ func (e *Env) waitKueueWebhooks(ctx context.Context, p *process.Proc) error {
 	if err != nil {
 		return err
 	}
-	return e.waitWebhooks(ctx, p, Kueue, "Kueue", func(ctx context.Context) error { return kueueAnswers(ctx, client) })
+	return e.waitWebhooks(ctx, p, KueueManager, "Kueue", func(ctx context.Context) error { return podrunner.Kueue.Answers(ctx, client) })
 }
 
 // waitWebhooks polls answers until it returns nil (the API server got
@@ -539,31 +539,4 @@ func (e *Env) waitWebhooks(ctx context.Context, p *process.Proc, c Component, na
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// kueueAnswers dry-run creates a v1beta2 ResourceFlavor, which goes through
-// Kueue's mutating and validating webhooks, and a v1beta1 Cohort, which also
-// goes through the CRD conversion webhook.
-func kueueAnswers(ctx context.Context, client dynamic.Interface) error {
-	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	for _, probe := range []struct {
-		gvr  schema.GroupVersionResource
-		kind string
-	}{
-		{schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}, "ResourceFlavor"},
-		{schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "cohorts"}, "Cohort"},
-	} {
-		obj := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": probe.gvr.GroupVersion().String(),
-			"kind":       probe.kind,
-			"metadata":   map[string]any{"name": "testenv-probe"},
-			"spec":       map[string]any{},
-		}}
-		// Admission runs before the storage's existence check, so
-		// AlreadyExists is an answer too.
-		if _, err := client.Resource(probe.gvr).Create(ctx, obj, dryRun); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("dry-run create of a %s %s: %w", probe.gvr.Version, probe.kind, err)
-		}
-	}
-	return nil
 }

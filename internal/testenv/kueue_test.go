@@ -353,7 +353,7 @@ func TestKueue(t *testing.T) {
 
 	var kueuePID int
 	for _, p := range env.Processes() {
-		if p.Name == string(Kueue) {
+		if p.Name == string(KueueManager) {
 			kueuePID = p.PID
 		}
 	}

@@ -67,7 +67,7 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 		Dir: e.Dir, PKI: keys, Procs: e.procs, Bins: bins.paths(),
 		Ports:                  controlplane.Ports{EtcdClient: free[0], EtcdPeer: free[1], APIServer: free[2], ControllerManager: free[3], Scheduler: free[4]},
 		APIServerArgs:          append(apiArgs, opts.APIServerArgs...),
-		Controllers:            opts.Controllers,
+		Controllers:            opts.KubeControllers,
 		NodeMonitorGracePeriod: e.nodeLease() + 10*time.Second,
 		Timeout:                opts.Timeout,
 		Logf:                   e.logf,
@@ -111,6 +111,9 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 	if err := e.setup(ctx); err != nil {
 		return nil, err
 	}
+	if err := e.installControllers(ctx); err != nil {
+		return nil, err
+	}
 	if err := e.startOperators(ctx); err != nil {
 		return nil, err
 	}
@@ -135,7 +138,7 @@ func (e *Env) startScheduling(ctx context.Context) error {
 		return err
 	}
 	runnerImages := ""
-	if e.opts.PodRunner {
+	if e.opts.runsPods() {
 		runnerImages = podrunner.ImagePattern(e.Binaries.paths())
 	}
 	kwok, err := nodes.StartKwok(ctx, e.procs, e.Binaries[Kwok], e.Dir, e.Kubeconfig, runnerImages, e.nodeLease())
@@ -172,7 +175,7 @@ func (e *Env) startEgress() error {
 // startPodRunner starts the pod runner (Options.PodRunner): in this process,
 // or for a detached cluster as the agent process.
 func (e *Env) startPodRunner(ctx context.Context) error {
-	if !e.opts.PodRunner {
+	if !e.opts.runsPods() {
 		return nil
 	}
 	if e.opts.Detach {

@@ -26,12 +26,8 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 )
 
@@ -339,7 +335,7 @@ func (e *Env) StartLWS(ctx context.Context) error {
 	if e.operators.lws == nil {
 		return errors.New("testenv: the environment was started without Options.RunLWS")
 	}
-	if p := e.proc(LWS); p != nil && !p.Exited() {
+	if p := e.proc(LWSController); p != nil && !p.Exited() {
 		return errors.New("testenv: the LWS controller is already running")
 	}
 	t := time.Now()
@@ -350,7 +346,7 @@ func (e *Env) StartLWS(ctx context.Context) error {
 	if err := createOrReplace(ctx, admission.ValidatingWebhookConfigurations(), e.operators.lws.validating.DeepCopy()); err != nil {
 		return fmt.Errorf("testenv: %s: %w", e.operators.lws.validating.Name, err)
 	}
-	p, err := e.start(LWS, []string{
+	p, err := e.start(LWSController, []string{
 		"--config=" + e.operators.lws.config,
 		"--kubeconfig=" + e.Kubeconfig,
 		"--leader-elect=false", // the flag's default (true) would win over the file only if set
@@ -372,48 +368,11 @@ func (e *Env) StartLWS(ctx context.Context) error {
 // failurePolicy Fail, so creating LeaderWorkerSets, or their pods, fails until
 // StartLWS.
 func (e *Env) StopLWS() error {
-	return e.stopComponent(LWS, "LWS controller")
+	return e.stopComponent(LWSController, "LWS controller")
 }
 
 // waitLWSWebhooks waits until the API server gets answers from LWS's webhooks
 // (see lwsAnswers), failing early if p (when not nil) exits.
 func (e *Env) waitLWSWebhooks(ctx context.Context, p *process.Proc) error {
-	return e.waitWebhooks(ctx, p, LWS, "LWS", func(ctx context.Context) error { return lwsAnswers(ctx, e.Dynamic) })
-}
-
-// lwsAnswers dry-run creates a LeaderWorkerSet, which goes through LWS's
-// mutating and validating webhooks for LeaderWorkerSets, and a pod labelled
-// as a LeaderWorkerSet's, which goes through its pod webhooks. The pod lacks
-// the annotations of a real group's pod, so the pod webhook denies it: a
-// denial is an answer.
-func lwsAnswers(ctx context.Context, client dynamic.Interface) error {
-	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	container := map[string]any{"name": "probe", "image": "probe"}
-	lws := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": LWSGroupVersion.String(),
-		"kind":       "LeaderWorkerSet",
-		"metadata":   map[string]any{"name": "testenv-probe", "namespace": "default"},
-		"spec": map[string]any{"leaderWorkerTemplate": map[string]any{
-			"workerTemplate": map[string]any{"spec": map[string]any{"containers": []any{container}}},
-		}},
-	}}
-	// Admission runs before the storage's existence check, so AlreadyExists
-	// is an answer too.
-	if _, err := client.Resource(LWSGroupVersion.WithResource("leaderworkersets")).Namespace("default").Create(ctx, lws, dryRun); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("dry-run create of a LeaderWorkerSet: %w", err)
-	}
-	pod := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1",
-		"kind":       "Pod",
-		"metadata": map[string]any{
-			"name": "testenv-probe", "namespace": "default",
-			"labels": map[string]any{"leaderworkerset.sigs.k8s.io/name": "testenv-probe"},
-		},
-		"spec": map[string]any{"containers": []any{container}},
-	}}
-	_, err := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace("default").Create(ctx, pod, dryRun)
-	if err != nil && !apierrors.IsAlreadyExists(err) && !strings.Contains(err.Error(), "denied the request") {
-		return fmt.Errorf("dry-run create of a LeaderWorkerSet's pod: %w", err)
-	}
-	return nil
+	return e.waitWebhooks(ctx, p, LWSController, "LWS", func(ctx context.Context) error { return podrunner.LWS.Answers(ctx, e.Dynamic) })
 }

@@ -39,10 +39,10 @@ func withOperators(ctx context.Context, opts Options) (Options, error) {
 func (o Options) operators() []Component {
 	var out []Component
 	if o.RunKubeRay {
-		out = append(out, KubeRay)
+		out = append(out, KubeRayOperator)
 	}
 	if o.RunLWS {
-		out = append(out, LWS)
+		out = append(out, LWSController)
 	}
 	return out
 }

@@ -297,7 +297,7 @@ func TestOperators(t *testing.T) {
 	})
 
 	procs := env.Processes()
-	for _, c := range []Component{KubeRay, LWS, Kueue} {
+	for _, c := range []Component{KubeRayOperator, LWSController, KueueManager} {
 		if !slices.ContainsFunc(procs, func(p Process) bool { return p.Name == string(c) }) {
 			t.Errorf("no %s among the processes: %+v", c, procs)
 		}

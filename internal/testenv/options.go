@@ -56,9 +56,23 @@ type Options struct {
 	// webhooks answer.
 	RunLWS bool
 
-	// Controllers overrides kube-controller-manager's --controllers
+	// Controllers are the controllers the tests need running, installed in
+	// order once the cluster is up, e.g.
+	//
+	//	Controllers: []testenv.Controller{testenv.KubeRay(), testenv.LWS(), testenv.Kueue("batch/job", "ray.io/raycluster")}
+	//
+	// Each one's chart is installed with the Helm SDK and its pods are run
+	// by the pod runner (package podrunner) with the binary testenv built;
+	// Start returns once they are Ready and the controller's webhooks
+	// answer. Implies Egress and Scheduling and builds those controllers'
+	// binaries only. With TESTENV_KUBECONFIG nothing is installed: Start
+	// checks that the external cluster serves their APIs and that their
+	// webhooks answer.
+	Controllers []Controller
+
+	// KubeControllers overrides kube-controller-manager's --controllers
 	// (default DefaultControllers).
-	Controllers []string
+	KubeControllers []string
 
 	// APIServerArgs are appended to kube-apiserver's flags, e.g. an
 	// --egress-selector-config-file.
@@ -69,7 +83,8 @@ type Options struct {
 	// to the local processes of the pod runner.
 	Egress bool
 
-	// PodRunner runs the real controller of pods whose image testenv knows
+	// PodRunner runs, without installing anything, the real controller of
+	// pods whose image testenv knows
 	// (package podrunner: the managers of Kueue's and LWS's charts, the KubeRay
 	// operator) as local processes, with the pod's own configuration and
 	// Secrets, and makes the pod Ready when the process is. Implies Egress,

@@ -67,7 +67,7 @@ func TestPodRunnerOperatorCharts(t *testing.T) {
 			t.Fatalf("installing the chart: %v\n%s", err, logs(env))
 		}
 		pod := readyPod(ctx, t, env, "lws-system", "control-plane=controller-manager")
-		pids = append(pids, runs(t, env, pod, testenv.LWS, "--zap-log-level=2"))
+		pids = append(pids, runs(t, env, pod, testenv.LWSController, "--zap-log-level=2"))
 
 		lws := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
@@ -135,7 +135,7 @@ func TestPodRunnerOperatorCharts(t *testing.T) {
 			t.Fatalf("installing the chart: %v\n%s", err, logs(env))
 		}
 		pod := readyPod(ctx, t, env, "kuberay-system", "app.kubernetes.io/name=kuberay-operator")
-		pids = append(pids, runs(t, env, pod, testenv.KubeRay, "--enable-leader-election=false"))
+		pids = append(pids, runs(t, env, pod, testenv.KubeRayOperator, "--enable-leader-election=false"))
 
 		rc := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "ray.io/v1", "kind": "RayCluster",

@@ -43,6 +43,11 @@ var KubeRay = &Adapter{
 	Binary:  binaries.Spec{Name: "kuberay-operator", Version: KubeRayVersion, Module: KubeRayModule, Package: ".", ColdBuild: "~2-6 min"}, // main.go at the module root
 	Image:   regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
 	Prepare: prepareKubeRayPod,
+	Install: Install{
+		Chart:     Source{Dir: "testdata/charts/kuberay-operator"}, // the stand-in; its CRDs from the module
+		CRDs:      Source{Module: KubeRayModule, Version: KubeRayVersion, Dir: "config/crd/bases"},
+		Namespace: "kuberay-system", Release: "kuberay", Serves: "ray.io/v1",
+	},
 }
 
 func prepareKubeRayPod(lp *localPod) error {

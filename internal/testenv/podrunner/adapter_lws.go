@@ -6,8 +6,15 @@ import (
 	"regexp"
 	"slices"
 
+	"context"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"strings"
 )
 
 // LWS's module and the version of its controller testenv builds and runs.
@@ -46,6 +53,12 @@ var LWS = &Adapter{
 		LDFlags: "-X sigs.k8s.io/lws/pkg/version.GitVersion=" + LWSVersion}, // unstamped, it calls itself v0.0.0-main
 	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
 	Prepare: prepareLWSPod,
+	Install: Install{
+		Chart:     Source{Module: LWSModule, Version: LWSVersion, Dir: "charts/lws"},
+		Namespace: lwsNamespace, Release: "lws", Serves: "leaderworkerset.x-k8s.io/v1",
+		Values: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "256Mi"}}},
+	},
+	Answers: lwsAnswers,
 }
 
 // lwsNamespace is the namespace LWS uses outside a pod (its
@@ -100,5 +113,42 @@ func prepareLWSPod(lp *localPod) error {
 		return err
 	}
 	lp.args = append(args, "--kubeconfig="+filepath.Join(lp.dir, "kubeconfig"))
+	return nil
+}
+
+// lwsAnswers dry-run creates a LeaderWorkerSet, which goes through LWS's
+// mutating and validating webhooks for LeaderWorkerSets, and a pod labelled
+// as a LeaderWorkerSet's, which goes through its pod webhooks. The pod lacks
+// the annotations of a real group's pod, so the pod webhook denies it: a
+// denial is an answer.
+func lwsAnswers(ctx context.Context, client dynamic.Interface) error {
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	container := map[string]any{"name": "probe", "image": "probe"}
+	lws := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "leaderworkerset.x-k8s.io/v1",
+		"kind":       "LeaderWorkerSet",
+		"metadata":   map[string]any{"name": "testenv-probe", "namespace": "default"},
+		"spec": map[string]any{"leaderWorkerTemplate": map[string]any{
+			"workerTemplate": map[string]any{"spec": map[string]any{"containers": []any{container}}},
+		}},
+	}}
+	// Admission runs before the storage's existence check, so AlreadyExists
+	// is an answer too.
+	if _, err := client.Resource(schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}).Namespace("default").Create(ctx, lws, dryRun); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("dry-run create of a LeaderWorkerSet: %w", err)
+	}
+	pod := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Pod",
+		"metadata": map[string]any{
+			"name": "testenv-probe", "namespace": "default",
+			"labels": map[string]any{"leaderworkerset.sigs.k8s.io/name": "testenv-probe"},
+		},
+		"spec": map[string]any{"containers": []any{container}},
+	}}
+	_, err := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace("default").Create(ctx, pod, dryRun)
+	if err != nil && !apierrors.IsAlreadyExists(err) && !strings.Contains(err.Error(), "denied the request") {
+		return fmt.Errorf("dry-run create of a LeaderWorkerSet's pod: %w", err)
+	}
 	return nil
 }

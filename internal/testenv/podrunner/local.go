@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // Local is the egress proxy and the pod runner of a cluster, run inside the
@@ -121,4 +122,13 @@ func RunAgent(ctx context.Context, dir string, log io.Writer) error {
 	p.close()
 	logf("stopped")
 	return nil
+}
+
+// Processes lists the processes the pod runner runs for pods, named
+// "pod <namespace>/<name>".
+func (l *Local) Processes() []process.Process {
+	if l.runner == nil {
+		return nil
+	}
+	return l.runner.processes()
 }

@@ -45,6 +45,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // podRunner runs the pods some adapter matches; see the top of this file.
@@ -244,4 +245,21 @@ func (r *podRunner) backend(svc *corev1.Service, sp corev1.ServicePort) (string,
 		return "", fmt.Errorf("no pod run by testenv's pod runner matches the selector %s", sel)
 	}
 	return "", errors.New(strings.Join(reasons, "; "))
+}
+
+// processes lists the running processes of the pods, sorted by name.
+func (r *podRunner) processes() []process.Process {
+	r.mu.Lock()
+	pods := slices.Collect(maps.Values(r.pods))
+	r.mu.Unlock()
+	var out []process.Process
+	for _, lp := range pods {
+		lp.mu.Lock()
+		if lp.proc != nil && !lp.proc.Exited() {
+			out = append(out, lp.proc.Process)
+		}
+		lp.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b process.Process) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

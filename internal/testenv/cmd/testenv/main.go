@@ -86,7 +86,7 @@ func main() {
 		// Builds (or finds cached) every binary the tests and the demo use,
 		// with progress on stderr, before go test buffers package output.
 		var bins testenv.Binaries
-		bins, err = testenv.EnsureBinaries(ctx, os.Stderr, testenv.Etcd, testenv.APIServer, testenv.ControllerManager, testenv.Scheduler, testenv.Kwok, testenv.Kueue, testenv.KubeRay, testenv.LWS)
+		bins, err = testenv.EnsureBinaries(ctx, os.Stderr, testenv.Etcd, testenv.APIServer, testenv.ControllerManager, testenv.Scheduler, testenv.Kwok, testenv.KueueManager, testenv.KubeRayOperator, testenv.LWSController)
 		if err == nil {
 			fmt.Fprintf(os.Stderr, "testenv: %d binaries ready\n", len(bins))
 		}
@@ -134,7 +134,7 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue, kuberay, l
 				on   bool
 				c    testenv.Component
 				what string
-			}{{kueue, testenv.Kueue, "Kueue manager"}, {kuberay, testenv.KubeRay, "KubeRay operator"}, {lws, testenv.LWS, "LWS controller"}, {podRunner, testenv.Agent, "pod runner"}} {
+			}{{kueue, testenv.KueueManager, "Kueue manager"}, {kuberay, testenv.KubeRayOperator, "KubeRay operator"}, {lws, testenv.LWSController, "LWS controller"}, {podRunner, testenv.Agent, "pod runner"}} {
 				if want.on && !slices.ContainsFunc(procs, func(p testenv.Process) bool { return p.Name == string(want.c) }) {
 					return fmt.Errorf("the cluster running in %s has no %s: run `testenv down` first", d, want.what)
 				}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"fmt"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/controlplane"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/nodes"
@@ -122,6 +124,25 @@ func KueueCRDDir(ctx context.Context) (string, error) {
 	}
 	return filepath.Join(dir, "config", "components", "crd", "bases"), nil
 }
+
+// KubeRayCRDDir is the directory of KubeRay's CRDs (RayCluster, RayJob,
+// RayService, all ray.io/v1) in the ray-operator module.
+func KubeRayCRDDir(ctx context.Context) (string, error) {
+	return podrunner.KubeRay.Install.CRDs.Path(ctx)
+}
+
+// LWSCRDDir is the directory of the LeaderWorkerSet CRD in the sigs.k8s.io/lws
+// module.
+func LWSCRDDir(ctx context.Context) (string, error) {
+	dir, err := ModuleDir(ctx, podrunner.LWSModule, LWSVersion)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "config", "crd", "bases"), nil
+}
+
+// LWSGroupVersion is the API of LeaderWorkerSets.
+var LWSGroupVersion = schema.GroupVersion{Group: "leaderworkerset.x-k8s.io", Version: "v1"}
 
 // Process is one running component, as recorded in a pids file.
 type Process = process.Process

@@ -38,6 +38,13 @@ type Controller struct {
 // Name is the controller's adapter name ("kueue", "lws", "kuberay").
 func (c Controller) Name() string { return c.adapter.Name }
 
+// DefaultKueueFrameworks are the integrations Kueue() enables when given
+// none.
+var DefaultKueueFrameworks = []string{"batch/job"}
+
+// KueueNamespace is the namespace Kueue's chart is installed in.
+const KueueNamespace = "kueue-system"
+
 // Kueue is the Kueue manager (Kueue's chart from the module cache, in
 // kueue-system) with the given integrations enabled (the chart's
 // managerConfig.controllerManagerConfigYaml integrations.frameworks), default

@@ -43,7 +43,6 @@ type Env struct {
 	cp          *controlplane.ControlPlane // etcd, API server, controller manager, scheduler
 	net         podrunner.Local            // egress proxy and pod runner (Options.Egress, PodRunner)
 	stopStorage context.CancelFunc         // the storage provisioner (package nodes)
-	operators   operators                  // the Run* path (kueue.go, lws.go, kuberay.go)
 
 	mu      sync.Mutex
 	stopped bool
@@ -69,35 +68,14 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if path := os.Getenv("TESTENV_KUBECONFIG"); path != "" {
 		return startExternal(ctx, path, opts)
 	}
-	if opts.PodRunner {
-		opts.Egress, opts.Scheduling, opts.Kueue = true, true, true
-	}
-	if len(opts.Controllers) > 0 {
+	if opts.runsPods() {
 		opts.Egress, opts.Scheduling = true, true
-	}
-	if opts.RunKueue {
-		opts.Kueue, opts.Scheduling = true, true
-		crds, err := KueueCRDDir(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if !slices.Contains(opts.CRDDirs, crds) {
-			opts.CRDDirs = append(slices.Clip(opts.CRDDirs), crds)
-		}
-	}
-
-	if opts, err = withOperators(ctx, opts); err != nil {
-		return nil, err
 	}
 
 	components := []Component{Etcd, APIServer}
 	if opts.Scheduling {
 		components = append(components, ControllerManager, Scheduler, Kwok)
 	}
-	if opts.Kueue {
-		components = append(components, KueueManager)
-	}
-	components = append(components, opts.operators()...)
 	for _, s := range opts.runnerBinaries() {
 		if c := Component(s.Name); !slices.Contains(components, c) {
 			components = append(components, c)
@@ -181,15 +159,6 @@ func startExternal(ctx context.Context, path string, opts Options) (_ *Env, err 
 	if err := e.setup(ctx); err != nil {
 		return nil, err
 	}
-	if opts.RunKueue {
-		if err := e.waitKueueWebhooks(ctx, nil); err != nil {
-			return nil, fmt.Errorf("%w (with TESTENV_KUBECONFIG, Options.RunKueue needs Kueue running in that cluster)", err)
-		}
-		e.logf("the external cluster's Kueue answers")
-	}
-	if err := e.checkExternalOperators(ctx); err != nil {
-		return nil, err
-	}
 	if err := e.checkExternalControllers(ctx); err != nil {
 		return nil, err
 	}
@@ -230,8 +199,8 @@ func (e *Env) setClients(cfg *rest.Config) error {
 	return nil
 }
 
-// Stop stops every component in the reverse order of their start (so the Kueue
-// manager first, the API server before etcd) and removes the
+// Stop stops the pod runner's processes, then every component in the
+// reverse order of their start (the API server before etcd), and removes the
 // directory unless Options.Dir was given. For an external cluster it only
 // removes the temporary directory. It is safe to call more than once.
 func (e *Env) Stop() error {

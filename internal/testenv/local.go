@@ -54,11 +54,10 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 		return nil, err
 	}
 	e.Token, e.CAData = keys.Token, keys.CAPEM
-	free, err := pickPorts(7)
+	free, err := pickPorts(5)
 	if err != nil {
 		return nil, err
 	}
-	e.operators.kueuePorts = [2]int{free[5], free[6]}
 	var apiArgs []string
 	if opts.Egress {
 		apiArgs = append(apiArgs, "--egress-selector-config-file="+podrunner.EgressConfigPath(e.Dir))
@@ -113,17 +112,6 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 	}
 	if err := e.installControllers(ctx); err != nil {
 		return nil, err
-	}
-	if err := e.startOperators(ctx); err != nil {
-		return nil, err
-	}
-	if opts.RunKueue {
-		if err := e.prepareKueue(ctx); err != nil {
-			return nil, err
-		}
-		if err := e.StartKueue(ctx); err != nil {
-			return nil, err
-		}
 	}
 	e.logf("cluster ready in %s (kubeconfig %s)", time.Since(begin).Round(10*time.Millisecond), e.Kubeconfig)
 	return e, nil

@@ -24,38 +24,6 @@ type Options struct {
 	// (create or update), waiting until each CRD is Established.
 	CRDDirs []string
 
-	// Kueue also builds the Kueue manager binary (Env.Binaries[Kueue]).
-	// It is started only with RunKueue.
-	Kueue bool
-
-	// RunKueue runs the Kueue manager as a local process once the cluster is
-	// up, so that Kueue admits, holds and preempts Jobs (see StartKueue).
-	// Implies Kueue, Scheduling and Kueue's CRDs (KueueCRDDir). With
-	// TESTENV_KUBECONFIG nothing is started: the external cluster must run
-	// Kueue already, and Start waits until its webhooks answer.
-	RunKueue bool
-
-	// KueueFrameworks are the integrations the Kueue manager enables
-	// (integrations.frameworks in its configuration), default
-	// DefaultKueueFrameworks. Only these frameworks' webhooks are registered.
-	KueueFrameworks []string
-
-	// RunKubeRay runs the KubeRay operator (KubeRayVersion) as a local
-	// process once the cluster is up, so that RayClusters, RayJobs and
-	// RayServices get their pods (see StartKubeRay). Implies Scheduling and
-	// KubeRay's CRDs (KubeRayCRDDir), which are in place before the Kueue
-	// manager starts (its ray.io integrations need them). With
-	// TESTENV_KUBECONFIG nothing is started: Start checks that the external
-	// cluster serves RayClusters.
-	RunKubeRay bool
-
-	// RunLWS runs the LeaderWorkerSet controller (LWSVersion) as a local
-	// process, its webhooks registered by URL on loopback (see StartLWS).
-	// Implies Scheduling and the LWS CRD (LWSCRDDir). With TESTENV_KUBECONFIG
-	// nothing is started: Start waits until the external cluster's LWS
-	// webhooks answer.
-	RunLWS bool
-
 	// Controllers are the controllers the tests need running, installed in
 	// order once the cluster is up, e.g.
 	//

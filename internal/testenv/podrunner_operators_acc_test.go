@@ -27,8 +27,8 @@ var (
 
 // TestPodRunnerOperatorCharts installs LWS's chart (from the module, unchanged)
 // and the stand-in KubeRay chart (testdata/charts/kuberay-operator with
-// KubeRay's CRDs from the module) into one cluster with the pod runner and
-// without RunLWS or RunKubeRay: the charts' controller pods are run by the
+// KubeRay's CRDs from the module) into one cluster with the pod runner, by
+// hand (what Options.Controllers automates): the charts' controller pods are run by the
 // real LWS controller and KubeRay operator, and they judge the objects. A
 // LeaderWorkerSet passes the chart's webhooks (reached through the egress
 // proxy, with the certificates LWS's own cert management wrote) and gets its

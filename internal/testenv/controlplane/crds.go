@@ -49,7 +49,7 @@ func ApplyCRDs(ctx context.Context, cfg *rest.Config, timeout time.Duration, dir
 			update := crd.DeepCopy()
 			update.ResourceVersion = live.ResourceVersion
 			// A CRD file without spec.conversion (the usual case: conversion
-			// webhooks are set by whoever serves them, StartKueue here) keeps
+			// webhooks are set by whoever serves them, e.g. a chart) keeps
 			// the cluster's, as kubectl apply would. Replaced by the default
 			// (None), a running Kueue manager would lose its conversion
 			// webhooks.

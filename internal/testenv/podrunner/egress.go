@@ -28,7 +28,7 @@ import (
 //
 //	ClusterIP:port → the Service with that ClusterIP and port
 //	              → the Service port's targetPort (number or container port name)
-//	              → a pod the pod runner runs (podrunner.go) whose labels match
+//	              → a pod the pod runner runs (runner.go) whose labels match
 //	                the Service's selector, Ready ones first
 //	              → the loopback port the runner gave that container port
 //

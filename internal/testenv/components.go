@@ -60,6 +60,16 @@ func specs() map[Component]binaries.Spec {
 	return m
 }
 
+// AllComponents are every binary testenv knows: the control plane, kwok and
+// every pod adapter's controller (`testenv build` builds them all).
+func AllComponents() []Component {
+	out := []Component{Etcd, APIServer, ControllerManager, Scheduler, Kwok}
+	for _, s := range podrunner.Specs() {
+		out = append(out, Component(s.Name))
+	}
+	return out
+}
+
 // Binaries maps components to the paths of their built binaries.
 type Binaries map[Component]string
 

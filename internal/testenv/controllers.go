@@ -62,11 +62,16 @@ func Kueue(frameworks ...string) Controller {
 
 // LWS is the LeaderWorkerSet controller (LWS's chart from the module cache;
 // only in lws-system, see package podrunner).
-func LWS() Controller { return Controller{adapter: podrunner.LWS} }
+func LWS() Controller { return ControllerOf(podrunner.LWS) }
 
 // KubeRay is the KubeRay operator (the stand-in chart in
 // testdata/charts/kuberay-operator, with KubeRay's CRDs from the module).
-func KubeRay() Controller { return Controller{adapter: podrunner.KubeRay} }
+func KubeRay() Controller { return ControllerOf(podrunner.KubeRay) }
+
+// ControllerOf is the controller of a registered pod adapter, with the
+// adapter's default values: how a test asks for a controller that has no
+// constructor of its own here (an adapter is one file in package podrunner).
+func ControllerOf(a *podrunner.Adapter) Controller { return Controller{adapter: a} }
 
 // controllerTimeout bounds a chart's install (every object ready).
 func (e *Env) controllerTimeout() time.Duration { return max(e.opts.Timeout, 5*time.Minute) }

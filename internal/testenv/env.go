@@ -71,6 +71,9 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.runsPods() {
 		opts.Egress, opts.Scheduling = true, true
 	}
+	if len(opts.Controllers) > 0 && len(opts.Nodes) == 0 {
+		return nil, errors.New("testenv: Options.Controllers needs Options.Nodes: the controllers' pods run on (fake) nodes")
+	}
 
 	components := []Component{Etcd, APIServer}
 	if opts.Scheduling {

@@ -21,9 +21,9 @@ const (
 )
 
 // The examples run on the cluster they describe, judged by the real Kueue
-// manager: four 8 x H100 nodes and six 4 x A100 nodes.
+// manager (Kueue's chart, its pod run by testenv's pod runner): four 8 x H100 nodes and six 4 x A100 nodes.
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Options{RunKueue: true, Nodes: []testenv.NodePool{
+	testenv.Main(m, testenv.Options{Controllers: []testenv.Controller{testenv.Kueue()}, Nodes: []testenv.NodePool{
 		{Name: "h100", Count: 4, GPUs: 8, Product: h100, GPUMemory: "81559"},
 		{Name: "a100", Count: 6, GPUs: 4, Product: a100, GPUMemory: "81920"},
 	}})

@@ -149,13 +149,13 @@ func TestAccKueueWebhookDown(t *testing.T) {
 	if env.External {
 		t.Skip("stops the Kueue manager testenv started")
 	}
-	if err := env.StopKueue(); err != nil {
+	if err := env.StopController(context.Background(), "kueue"); err != nil {
 		t.Fatal(err)
 	}
 	restarted := false
 	t.Cleanup(func() {
 		if !restarted {
-			_ = env.StartKueue(context.Background())
+			_ = env.StartController(context.Background(), "kueue")
 		}
 	})
 	cfg := acctest.Provider(env) + `
@@ -169,7 +169,7 @@ resource "aiplatform_resource_flavor" "wd" {
 			{Config: cfg, ExpectError: acctest.ErrorMatching("an admission webhook for this object is unreachable or failing (is its controller running?)", "failed calling webhook")},
 			{
 				PreConfig: func() {
-					if err := env.StartKueue(context.Background()); err != nil {
+					if err := env.StartController(context.Background(), "kueue"); err != nil {
 						t.Fatal(err)
 					}
 					restarted = true

@@ -10,9 +10,9 @@ terraform=${TERRAFORM:-$(command -v terraform || true)}
 testenv() { go run ./internal/testenv/cmd/testenv "$@"; }
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
-step "Local GPU cluster: etcd, kube-apiserver, controller-manager, scheduler, kwok (3 nodes x 8 H100), the Kueue manager"
+step "Local GPU cluster: etcd, kube-apiserver, controller-manager, scheduler, kwok (3 nodes x 8 H100), Kueue's chart (its manager run by the pod runner)"
 if ! testenv up --kueue; then
-  echo "(restarting the running cluster with the Kueue manager)"
+  echo "(restarting the running cluster with Kueue's chart)"
   testenv down && testenv up --kueue
 fi
 kubeconfig=$dir/kubeconfig

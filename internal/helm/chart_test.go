@@ -11,12 +11,12 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/repo"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
 
 func standInChart(t *testing.T) string {
 	t.Helper()
-	root, err := testenv.RepoRoot()
+	root, err := binaries.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

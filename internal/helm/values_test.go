@@ -11,12 +11,12 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
 
 func kueueChartDir(t *testing.T) string {
 	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/kueue", "v0.17.0")
+	dir, err := binaries.ModuleDir(context.Background(), "sigs.k8s.io/kueue", "v0.17.0")
 	if err != nil {
 		t.Skipf("Kueue module not available: %v", err)
 	}

@@ -1,4 +1,4 @@
-package kube
+package kube_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
-var deploymentKind = Kind{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true}
+var deploymentKind = kube.Kind{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true}
 
-func accClient(t *testing.T) (*Client, *testenv.Env) {
+func accClient(t *testing.T) (*kube.Client, *testenv.Env) {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance test: set TF_ACC=1")
@@ -24,13 +25,13 @@ func accClient(t *testing.T) (*Client, *testenv.Env) {
 	if env == nil {
 		t.Fatal("TF_ACC is set but no test cluster is running")
 	}
-	return NewClientFromREST(env.RESTConfig, false), env
+	return kube.NewClientFromREST(env.RESTConfig, false), env
 }
 
 // deployment is a Deployment named name in default with the given pod spec.
 func deployment(name string, replicas int64, podSpec map[string]any) *unstructured.Unstructured {
 	labels := map[string]any{"app": name}
-	return NewObject(deploymentKind, Ref{Namespace: "default", Name: name}, map[string]any{"spec": map[string]any{
+	return kube.NewObject(deploymentKind, kube.Ref{Namespace: "default", Name: name}, map[string]any{"spec": map[string]any{
 		"replicas": replicas,
 		"selector": map[string]any{"matchLabels": labels},
 		"template": map[string]any{"metadata": map[string]any{"labels": labels}, "spec": podSpec},
@@ -57,7 +58,7 @@ func emptyDirs(names ...string) []any {
 	return out
 }
 
-func paths(cs []Change) []string {
+func paths(cs []kube.Change) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.Path
@@ -85,7 +86,7 @@ func TestAccPreviewApplyOwnFields(t *testing.T) {
 	if _, err := c.Apply(ctx, deploymentKind, before); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), deploymentKind, Ref{Namespace: "default", Name: name}) })
+	t.Cleanup(func() { _ = c.Delete(context.Background(), deploymentKind, kube.Ref{Namespace: "default", Name: name}) })
 
 	same, err := c.PreviewApply(ctx, deploymentKind, before, false, nil)
 	if err != nil {
@@ -120,14 +121,14 @@ func TestAccPreviewApplyOwnFields(t *testing.T) {
 		t.Fatalf("unmanaged: %v, want %v", got, wantAll[1:])
 	}
 	for _, ch := range p.Unmanaged[1:] {
-		if ch.Want != absent {
+		if ch.Want != "(absent)" {
 			t.Errorf("%s: want removal, got %s → %s", ch.Path, ch.Live, ch.Want)
 		}
 	}
 	// Managed as a resource that reads back what it writes: the added
 	// container is its own (its attributes show it), the dropped volume
 	// and mount are not (they were never in the planned object).
-	own, err := c.PreviewApply(ctx, deploymentKind, planned, false, LeafPaths(planned.Object))
+	own, err := c.PreviewApply(ctx, deploymentKind, planned, false, kube.LeafPaths(planned.Object))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestAccPreviewApplyOwnFields(t *testing.T) {
 		t.Fatalf("unmanaged with the planned object's paths: %v, want %v", got, wantAll[2:])
 	}
 	// With the prior object's paths too, the removals were the resource's own.
-	if all, err := c.PreviewApply(ctx, deploymentKind, planned, false, append(LeafPaths(planned.Object), LeafPaths(before.Object)...)); err != nil || len(all.Unmanaged) != 0 {
+	if all, err := c.PreviewApply(ctx, deploymentKind, planned, false, append(kube.LeafPaths(planned.Object), kube.LeafPaths(before.Object)...)); err != nil || len(all.Unmanaged) != 0 {
 		t.Fatalf("unmanaged with the prior object's paths: %v, %v", all.Lines(), err)
 	}
 
@@ -171,7 +172,7 @@ func TestAccPreviewApplyConflicts(t *testing.T) {
 	if _, err := dyn.Create(ctx, byKubectl, metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Delete(context.Background(), deploymentKind, Ref{Namespace: "default", Name: name}) })
+	t.Cleanup(func() { _ = c.Delete(context.Background(), deploymentKind, kube.Ref{Namespace: "default", Name: name}) })
 
 	planned := deployment(name, 2, map[string]any{
 		"containers":  []any{container("nginx", "nginx:1.27")},

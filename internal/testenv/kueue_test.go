@@ -2,10 +2,9 @@ package testenv
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,176 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/yaml"
 )
-
-// kueueModule is the Kueue module's directory, or skips the test when it
-// cannot be had (offline, empty module cache).
-func kueueModule(t *testing.T) string {
-	t.Helper()
-	dir, err := ModuleDir(context.Background(), "sigs.k8s.io/kueue", KueueVersion)
-	if err != nil {
-		t.Skipf("no Kueue module: %v", err)
-	}
-	return dir
-}
-
-// The certificates pass the checks of Kueue's cert rotator, which would
-// otherwise replace them, and are valid for the API server's calls to 127.0.0.1.
-func TestKueueWebhookCerts(t *testing.T) {
-	certs, err := newKueueWebhookCerts(KueueNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parse := func(key string) *x509.Certificate {
-		block, _ := pem.Decode(certs[key])
-		if block == nil {
-			t.Fatalf("%s: no PEM", key)
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	ca, serving := parse(caCertKey), parse(tlsCertKey)
-	roots := x509.NewCertPool()
-	roots.AddCert(ca)
-	later := time.Now().Add(91 * 24 * time.Hour) // the rotator looks 90 days ahead
-	if _, err := ca.Verify(x509.VerifyOptions{Roots: roots, DNSName: "kueue-ca", CurrentTime: later}); err != nil {
-		t.Errorf("CA: %v", err)
-	}
-	for _, name := range []string{"kueue-webhook-service.kueue-system.svc", "127.0.0.1"} {
-		if _, err := serving.Verify(x509.VerifyOptions{Roots: roots, DNSName: name, CurrentTime: later}); err != nil {
-			t.Errorf("serving certificate for %s: %v", name, err)
-		}
-	}
-	block, _ := pem.Decode(certs[caKeyKey])
-	if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err != nil || block.Type != "RSA PRIVATE KEY" {
-		t.Errorf("ca.key is not PKCS#1 (%s): %v", block.Type, err)
-	}
-}
-
-func TestKueueWebhooks(t *testing.T) {
-	mod := kueueModule(t)
-	ca := []byte("CA")
-	names := func(m []string) string { slices.Sort(m); return strings.Join(m, " ") }
-
-	mutating, validating, err := kueueWebhooks(mod, DefaultKueueFrameworks, "https://127.0.0.1:1", ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mutating.Name != "kueue-mutating-webhook-configuration" || validating.Name != "kueue-validating-webhook-configuration" {
-		t.Errorf("names %s, %s", mutating.Name, validating.Name)
-	}
-	var m, v []string
-	for _, w := range mutating.Webhooks {
-		m = append(m, w.Name)
-		cc := w.ClientConfig
-		if cc.Service != nil || cc.URL == nil || !strings.HasPrefix(*cc.URL, "https://127.0.0.1:1/mutate-") || string(cc.CABundle) != "CA" {
-			t.Errorf("%s: client config %+v", w.Name, cc)
-		}
-		if w.FailurePolicy == nil || *w.FailurePolicy != "Fail" {
-			t.Errorf("%s: failurePolicy %v", w.Name, w.FailurePolicy)
-		}
-	}
-	for _, w := range validating.Webhooks {
-		v = append(v, w.Name)
-		if cc := w.ClientConfig; cc.Service != nil || cc.URL == nil || !strings.HasPrefix(*cc.URL, "https://127.0.0.1:1/validate-") {
-			t.Errorf("%s: client config %+v", w.Name, cc)
-		}
-	}
-	if got, want := names(m), "mclusterqueue.kb.io mjob.kb.io mresourceflavor.kb.io mworkload.kb.io"; got != want {
-		t.Errorf("mutating webhooks %q, want %q", got, want)
-	}
-	if got, want := names(v), "vclusterqueue.kb.io vcohort.kb.io vjob.kb.io vresourceflavor.kb.io vworkload.kb.io"; got != want {
-		t.Errorf("validating webhooks %q, want %q", got, want)
-	}
-
-	// The pod integration brings the pod webhooks, with the namespaceSelector
-	// of Kueue's kustomization.
-	mutating, _, err = kueueWebhooks(mod, []string{"batch/job", "pod", "ray.io/rayjob"}, "https://127.0.0.1:1", ca)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := 0
-	for _, w := range mutating.Webhooks {
-		switch w.Name {
-		case "mpod.kb.io":
-			found++
-			if s := w.NamespaceSelector; s == nil || len(s.MatchExpressions) != 1 || !slices.Contains(s.MatchExpressions[0].Values, "kube-system") {
-				t.Errorf("mpod namespaceSelector %+v", s)
-			}
-		case "mrayjob.kb.io":
-			found++
-		}
-	}
-	if found != 2 {
-		t.Errorf("pod and rayjob webhooks: found %d of 2", found)
-	}
-
-	if _, _, err := kueueWebhooks(mod, []string{"example.com/nothing"}, "https://127.0.0.1:1", ca); err == nil {
-		t.Error("no error for a framework without webhooks")
-	}
-}
-
-func TestKueueConversions(t *testing.T) {
-	conv, err := kueueConversions(kueueModule(t), "https://127.0.0.1:1", []byte("CA"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for name, c := range conv {
-		got = append(got, name)
-		cc := c.Webhook.ClientConfig
-		if c.Strategy != apiextensionsv1.WebhookConverter || cc.Service != nil || ptr.Deref(cc.URL, "") != "https://127.0.0.1:1/convert" ||
-			string(cc.CABundle) != "CA" || !slices.Equal(c.Webhook.ConversionReviewVersions, []string{"v1"}) {
-			t.Errorf("%s: %+v %+v", name, c, cc)
-		}
-	}
-	slices.Sort(got)
-	want := []string{"clusterqueues.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io", "multikueueclusters.kueue.x-k8s.io", "workloads.kueue.x-k8s.io"}
-	if !slices.Equal(got, want) {
-		t.Errorf("converted CRDs %v, want %v", got, want)
-	}
-}
-
-func TestKueueConfig(t *testing.T) {
-	data, err := kueueConfig(kueueModule(t), []string{"batch/job"}, 1001, 1002, "/certs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg struct {
-		APIVersion string
-		Kind       string
-		Namespace  string
-		Webhook    struct {
-			Host, CertDir string
-			Port          int
-		}
-		Health                 struct{ HealthProbeBindAddress string }
-		Metrics                struct{ BindAddress string }
-		LeaderElection         struct{ LeaderElect *bool }
-		Integrations           struct{ Frameworks []string }
-		InternalCertManagement struct {
-			Enable            bool
-			WebhookSecretName string
-		}
-		ManageJobsWithoutQueueName *bool
-	}
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.APIVersion != "config.kueue.x-k8s.io/v1beta2" || cfg.Kind != "Configuration" || cfg.Namespace != KueueNamespace ||
-		cfg.Webhook.Host != "127.0.0.1" || cfg.Webhook.Port != 1001 || cfg.Webhook.CertDir != "/certs" ||
-		cfg.Health.HealthProbeBindAddress != "127.0.0.1:1002" || cfg.Metrics.BindAddress != "0" ||
-		cfg.LeaderElection.LeaderElect == nil || *cfg.LeaderElection.LeaderElect ||
-		!slices.Equal(cfg.Integrations.Frameworks, []string{"batch/job"}) ||
-		!cfg.InternalCertManagement.Enable || cfg.InternalCertManagement.WebhookSecretName != kueueSecretName ||
-		cfg.ManageJobsWithoutQueueName == nil || *cfg.ManageJobsWithoutQueueName {
-		t.Errorf("configuration:\n%s", data)
-	}
-}
 
 var (
 	kueueGV           = schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
@@ -204,9 +33,10 @@ var (
 	clusterQueuesV1b1 = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "clusterqueues"}
 )
 
-// TestKueue runs the real Kueue manager against the cluster and watches it
-// admit, hold and preempt Jobs; then stops and restarts it, and checks that
-// Stop leaves no Kueue process. Runs only with TF_ACC or TESTENV_E2E set.
+// TestKueue runs the real Kueue manager (Kueue's chart, its pod run by the
+// pod runner) against the cluster and watches it admit, hold and preempt
+// Jobs; then stops and restarts it, and checks that Stop leaves no Kueue
+// process. Runs only with TF_ACC or TESTENV_E2E set.
 func TestKueue(t *testing.T) {
 	if os.Getenv("TF_ACC") == "" && os.Getenv("TESTENV_E2E") == "" {
 		t.Skip("set TF_ACC or TESTENV_E2E to start a cluster")
@@ -219,8 +49,8 @@ func TestKueue(t *testing.T) {
 
 	begin := time.Now()
 	env, err := Start(ctx, Options{
-		RunKueue: true,
-		Nodes:    []NodePool{{Name: "gpu", Count: 1, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3"}},
+		Controllers: []Controller{Kueue()},
+		Nodes:       []NodePool{{Name: "gpu", Count: 1, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -234,13 +64,22 @@ func TestKueue(t *testing.T) {
 	})
 	k := kueueClient{t: t, ctx: ctx, env: env}
 
-	t.Run("certificates kept", func(t *testing.T) {
-		s, err := env.Client.CoreV1().Secrets(KueueNamespace).Get(ctx, kueueSecretName, metav1.GetOptions{})
+	t.Run("certificates: Kueue's own, in its webhook configurations", func(t *testing.T) {
+		s, err := env.Client.CoreV1().Secrets(KueueNamespace).Get(ctx, "kueue-webhook-server-cert", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(s.Data[tlsCertKey]) != string(env.kueue.certs[tlsCertKey]) {
-			t.Error("Kueue replaced the webhook certificate")
+		if len(s.Data["tls.crt"]) == 0 || len(s.Data["ca.crt"]) == 0 {
+			t.Fatalf("Kueue's cert rotator did not fill its Secret: keys %v", slices.Collect(maps.Keys(s.Data)))
+		}
+		v, err := env.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "kueue-validating-webhook-configuration", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range v.Webhooks {
+			if string(w.ClientConfig.CABundle) != string(s.Data["ca.crt"]) {
+				t.Errorf("webhook %s: caBundle is not the CA of Kueue's Secret", w.Name)
+			}
 		}
 	})
 
@@ -334,7 +173,7 @@ func TestKueue(t *testing.T) {
 	})
 
 	t.Run("webhooks down and up", func(t *testing.T) {
-		if err := env.StopKueue(); err != nil {
+		if err := env.StopController(ctx, "kueue"); err != nil {
 			t.Fatal(err)
 		}
 		job := jobObject("default", "while-down", "gpu-local-queue", "", "1s")
@@ -343,7 +182,7 @@ func TestKueue(t *testing.T) {
 			t.Errorf("creating a Job with the Kueue manager down: %v, want a webhook error", err)
 		}
 		start := time.Now()
-		if err := env.StartKueue(ctx); err != nil {
+		if err := env.StartController(ctx, "kueue"); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("Kueue manager restarted in %s", time.Since(start))
@@ -352,15 +191,15 @@ func TestKueue(t *testing.T) {
 	})
 
 	var kueuePID int
-	for _, p := range env.Processes() {
-		if p.Name == string(Kueue) {
+	for _, p := range env.PodProcesses() {
+		if p.Path == env.Binaries[KueueManager] {
 			kueuePID = p.PID
 		}
 	}
 	if kueuePID == 0 {
-		t.Fatalf("no kueue among the processes: %+v", env.Processes())
+		t.Fatalf("no Kueue manager among the pod runner's processes: %+v", env.PodProcesses())
 	}
-	procs := env.Processes()
+	procs := append(env.Processes(), env.PodProcesses()...)
 	start := time.Now()
 	if err := env.Stop(); err != nil {
 		t.Fatal(err)

@@ -16,99 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 )
-
-// lwsModuleDir is the LWS module's directory, or skips the test when it
-// cannot be had (offline, empty module cache).
-func lwsModuleDir(t *testing.T) string {
-	t.Helper()
-	dir, err := ModuleDir(context.Background(), lwsModule, LWSVersion)
-	if err != nil {
-		t.Skipf("no LWS module: %v", err)
-	}
-	return dir
-}
-
-// LWS's webhooks come from its module with its kustomize patches applied: the
-// pod webhooks only see pods of a LeaderWorkerSet (else every pod create in the
-// cluster would depend on the controller), and all are called on loopback.
-func TestLWSWebhooks(t *testing.T) {
-	mod := lwsModuleDir(t)
-	mutating, validating, err := lwsWebhooks(mod, "https://127.0.0.1:1234", []byte("CA"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mutating.Name != "lws-mutating-webhook-configuration" || validating.Name != "lws-validating-webhook-configuration" {
-		t.Errorf("names %q, %q", mutating.Name, validating.Name)
-	}
-	type hook struct {
-		name, url, selector string
-	}
-	var got []hook
-	for _, w := range mutating.Webhooks {
-		got = append(got, hook{w.Name, *w.ClientConfig.URL, metav1.FormatLabelSelector(w.ObjectSelector)})
-		if string(w.ClientConfig.CABundle) != "CA" || w.ClientConfig.Service != nil {
-			t.Errorf("%s: clientConfig %+v", w.Name, w.ClientConfig)
-		}
-	}
-	for _, w := range validating.Webhooks {
-		got = append(got, hook{w.Name, *w.ClientConfig.URL, metav1.FormatLabelSelector(w.ObjectSelector)})
-		if string(w.ClientConfig.CABundle) != "CA" || w.ClientConfig.Service != nil {
-			t.Errorf("%s: clientConfig %+v", w.Name, w.ClientConfig)
-		}
-	}
-	want := []hook{
-		{"mleaderworkerset.kb.io", "https://127.0.0.1:1234/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", "<none>"},
-		{"mpod.kb.io", "https://127.0.0.1:1234/mutate--v1-pod", "leaderworkerset.sigs.k8s.io/name"},
-		{"vleaderworkerset.kb.io", "https://127.0.0.1:1234/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset", "<none>"},
-		{"vpod.kb.io", "https://127.0.0.1:1234/validate--v1-pod", "leaderworkerset.sigs.k8s.io/name"},
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("webhooks\n got %v\nwant %v", got, want)
-	}
-}
-
-func TestLWSConfig(t *testing.T) {
-	mod := lwsModuleDir(t)
-	data, err := lwsConfig(mod, 1111, 2222, "/certs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Webhook    struct {
-			Host    string `json:"host"`
-			Port    int    `json:"port"`
-			CertDir string `json:"certDir"`
-		} `json:"webhook"`
-		Health struct {
-			Addr string `json:"healthProbeBindAddress"`
-		} `json:"health"`
-		Metrics struct {
-			Addr string `json:"bindAddress"`
-		} `json:"metrics"`
-		LeaderElection struct {
-			LeaderElect *bool `json:"leaderElect"`
-		} `json:"leaderElection"`
-		InternalCertManagement struct {
-			Enable *bool `json:"enable"`
-		} `json:"internalCertManagement"`
-	}
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		t.Fatalf("%v\n%s", err, data)
-	}
-	if cfg.APIVersion != "config.lws.x-k8s.io/v1alpha1" || cfg.Kind != "Configuration" {
-		t.Errorf("type %s %s", cfg.APIVersion, cfg.Kind)
-	}
-	if cfg.Webhook.Host != "127.0.0.1" || cfg.Webhook.Port != 1111 || cfg.Webhook.CertDir != "/certs" || cfg.Health.Addr != "127.0.0.1:2222" || cfg.Metrics.Addr != "0" {
-		t.Errorf("listeners: %+v %+v %+v", cfg.Webhook, cfg.Health, cfg.Metrics)
-	}
-	if cfg.LeaderElection.LeaderElect == nil || *cfg.LeaderElection.LeaderElect || cfg.InternalCertManagement.Enable == nil || *cfg.InternalCertManagement.Enable {
-		t.Errorf("leader election or cert management not off:\n%s", data)
-	}
-}
 
 var (
 	leaderWorkerSets = LWSGroupVersion.WithResource("leaderworkersets")
@@ -116,8 +24,8 @@ var (
 )
 
 // TestOperators runs the real KubeRay operator, LWS controller and Kueue
-// manager (with its RayCluster integration) against a cluster of kwok GPU
-// nodes and checks what they make of a LeaderWorkerSet and RayClusters; then
+// manager (with its RayCluster integration), installed from their charts and
+// run by the pod runner, against a cluster of kwok GPU nodes and checks what they make of a LeaderWorkerSet and RayClusters; then
 // that Stop leaves none of their processes. Runs only with TF_ACC or
 // TESTENV_E2E set.
 func TestOperators(t *testing.T) {
@@ -132,11 +40,8 @@ func TestOperators(t *testing.T) {
 
 	begin := time.Now()
 	env, err := Start(ctx, Options{
-		RunKubeRay:      true,
-		RunLWS:          true,
-		RunKueue:        true,
-		KueueFrameworks: []string{"batch/job", "ray.io/raycluster"},
-		Nodes:           []NodePool{{Name: "gpu", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3"}},
+		Controllers: []Controller{KubeRay(), LWS(), Kueue("batch/job", "ray.io/raycluster")},
+		Nodes:       []NodePool{{Name: "gpu", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +183,7 @@ func TestOperators(t *testing.T) {
 	})
 	t.Run("LWS webhooks down and up", func(t *testing.T) {
 		k := kueueClient{t: t, ctx: ctx, env: env}
-		if err := env.StopLWS(); err != nil {
+		if err := env.StopController(ctx, "lws"); err != nil {
 			t.Fatal(err)
 		}
 		obj := leaderWorkerSet("while-down", 1, 2, "1")
@@ -288,7 +193,7 @@ func TestOperators(t *testing.T) {
 			t.Errorf("creating a LeaderWorkerSet with the LWS controller down: %v, want a webhook error", err)
 		}
 		start := time.Now()
-		if err := env.StartLWS(ctx); err != nil {
+		if err := env.StartController(ctx, "lws"); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("LWS controller restarted in %s", time.Since(start))
@@ -296,9 +201,9 @@ func TestOperators(t *testing.T) {
 		waitPods(t, env, "default", "leaderworkerset.sigs.k8s.io/name=after-restart", 2, 60*time.Second)
 	})
 
-	procs := env.Processes()
-	for _, c := range []Component{KubeRay, LWS, Kueue} {
-		if !slices.ContainsFunc(procs, func(p Process) bool { return p.Name == string(c) }) {
+	procs := append(env.Processes(), env.PodProcesses()...)
+	for _, c := range []Component{KubeRayOperator, LWSController, KueueManager} {
+		if !slices.ContainsFunc(procs, func(p Process) bool { return p.Path == env.Binaries[c] }) {
 			t.Errorf("no %s among the processes: %+v", c, procs)
 		}
 	}

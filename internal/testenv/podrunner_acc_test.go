@@ -91,7 +91,7 @@ func TestPodRunnerKueueChart(t *testing.T) {
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		args := strings.Split(string(cmdline), "\x00")
-		if args[0] != env.Binaries[testenv.Kueue] {
+		if args[0] != env.Binaries[testenv.KueueManager] {
 			t.Errorf("process %d runs %s, want the Kueue manager", pid, args[0])
 		}
 		if !strings.Contains(string(cmdline), "--zap-log-level=2") {

@@ -27,8 +27,8 @@ var (
 
 // TestPodRunnerOperatorCharts installs LWS's chart (from the module, unchanged)
 // and the stand-in KubeRay chart (testdata/charts/kuberay-operator with
-// KubeRay's CRDs from the module) into one cluster with the pod runner and
-// without RunLWS or RunKubeRay: the charts' controller pods are run by the
+// KubeRay's CRDs from the module) into one cluster with the pod runner, by
+// hand (what Options.Controllers automates): the charts' controller pods are run by the
 // real LWS controller and KubeRay operator, and they judge the objects. A
 // LeaderWorkerSet passes the chart's webhooks (reached through the egress
 // proxy, with the certificates LWS's own cert management wrote) and gets its
@@ -67,7 +67,7 @@ func TestPodRunnerOperatorCharts(t *testing.T) {
 			t.Fatalf("installing the chart: %v\n%s", err, logs(env))
 		}
 		pod := readyPod(ctx, t, env, "lws-system", "control-plane=controller-manager")
-		pids = append(pids, runs(t, env, pod, testenv.LWS, "--zap-log-level=2"))
+		pids = append(pids, runs(t, env, pod, testenv.LWSController, "--zap-log-level=2"))
 
 		lws := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
@@ -135,7 +135,7 @@ func TestPodRunnerOperatorCharts(t *testing.T) {
 			t.Fatalf("installing the chart: %v\n%s", err, logs(env))
 		}
 		pod := readyPod(ctx, t, env, "kuberay-system", "app.kubernetes.io/name=kuberay-operator")
-		pids = append(pids, runs(t, env, pod, testenv.KubeRay, "--enable-leader-election=false"))
+		pids = append(pids, runs(t, env, pod, testenv.KubeRayOperator, "--enable-leader-election=false"))
 
 		rc := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "ray.io/v1", "kind": "RayCluster",

@@ -17,6 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/nodes"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // TestCluster starts a real cluster with scheduling and two 8-GPU fake nodes,
@@ -58,15 +61,15 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("nodes", func(t *testing.T) {
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
+		list, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "type=kwok"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(nodes.Items) != 2 {
-			t.Fatalf("%d kwok nodes, want 2", len(nodes.Items))
+		if len(list.Items) != 2 {
+			t.Fatalf("%d kwok nodes, want 2", len(list.Items))
 		}
-		for _, n := range nodes.Items {
-			if !nodeSchedulable(&n) {
+		for _, n := range list.Items {
+			if !nodes.Schedulable(&n) {
 				t.Errorf("node %s not Ready/schedulable: %+v %+v", n.Name, n.Status.Conditions, n.Spec.Taints)
 			}
 			if got := n.Status.Allocatable[GPUResource]; got.Value() != 8 {
@@ -207,9 +210,9 @@ func TestCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("API server restarted in %s", time.Since(start))
-		nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil || len(nodes.Items) != 2 {
-			t.Fatalf("after restart: %d nodes, %v", len(nodes.Items), err)
+		list, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) != 2 {
+			t.Fatalf("after restart: %d nodes, %v", len(list.Items), err)
 		}
 	})
 
@@ -265,13 +268,13 @@ func TestStartRetriesTakenPort(t *testing.T) {
 	calls := 0
 	pickPorts = func(n int) ([]int, error) {
 		calls++
-		ports, err := freePorts(n)
+		ports, err := process.FreePorts(n)
 		if calls == 1 && err == nil {
 			ports[0] = taken.Addr().(*net.TCPAddr).Port // etcd's client port
 		}
 		return ports, err
 	}
-	defer func() { pickPorts = freePorts }()
+	defer func() { pickPorts = process.FreePorts }()
 
 	env, err := Start(context.Background(), Options{})
 	if err != nil {

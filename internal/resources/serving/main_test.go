@@ -6,20 +6,18 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
-// One cluster for the package, judged by the real operators: the
-// LeaderWorkerSet controller (RunLWS) and the KubeRay operator (RunKubeRay)
-// run as local processes with their CRDs from their modules, and the Kueue
-// manager with its Job and RayCluster integrations, so that Kueue judges a
-// queued RayCluster as a whole. The LWS tests'
+// One cluster for the package, judged by the real operators, installed from
+// their charts and run by testenv's pod runner (Options.Controllers): the
+// KubeRay operator (first: Kueue's RayCluster integration needs its CRDs),
+// the LeaderWorkerSet controller, and the Kueue manager with its Job and
+// RayCluster integrations, so that Kueue judges a queued RayCluster as a
+// whole. The LWS tests'
 // GPU pool is two fake 8-GPU H100 nodes whose nvidia.com/gpu.memory label
 // says 81559 MiB, as NVIDIA's GPU feature discovery publishes it, and a
 // 4-GPU node without that label; the Ray tests add their own nodes.
 func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{
-		RunLWS:          true,
-		RunKubeRay:      true,
-		RunKueue:        true,
-		KueueFrameworks: []string{"batch/job", "ray.io/raycluster"},
+		Controllers: []testenv.Controller{testenv.KubeRay(), testenv.LWS(), testenv.Kueue("batch/job", "ray.io/raycluster")},
 		Nodes: []testenv.NodePool{
 			{Name: "lws-h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", Labels: map[string]string{lwsPoolLabel: "h100"}},
 			{Name: "lws-nolabel", Count: 1, GPUs: 4, Product: "TEST-GPU", Labels: map[string]string{lwsPoolLabel: "nolabel"}},

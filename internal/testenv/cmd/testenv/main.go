@@ -53,10 +53,10 @@ func main() {
 	gpuMemory := flags.String("gpu-memory", "81559", "nvidia.com/gpu.memory label (MiB); empty for none")
 	name := flags.String("name", "gpu", "node name prefix (nodes are <name>-0, <name>-1, …)")
 	kueueCRDs := flags.Bool("kueue-crds", false, "install Kueue's CRDs ("+testenv.KueueVersion+")")
-	kueue := flags.Bool("kueue", false, "also run the Kueue manager ("+testenv.KueueVersion+"), which admits Jobs; implies --kueue-crds")
-	kuberay := flags.Bool("kuberay", false, "also run the KubeRay operator ("+testenv.KubeRayVersion+"), with its CRDs: RayClusters get pods")
-	lws := flags.Bool("lws", false, "also run the LeaderWorkerSet controller ("+testenv.LWSVersion+"), with its CRD and webhooks")
-	podRunner := flags.Bool("pod-runner", false, "run the controllers of installed charts (Kueue's, LWS's, KubeRay's) for real, their webhooks reached through an egress proxy")
+	kueue := flags.Bool("kueue", false, "also install Kueue's chart ("+testenv.KueueVersion+"), its manager run by the pod runner: it admits Jobs; implies --kueue-crds")
+	kuberay := flags.Bool("kuberay", false, "also install the KubeRay operator's chart ("+testenv.KubeRayVersion+"), with its CRDs: RayClusters get pods")
+	lws := flags.Bool("lws", false, "also install the LeaderWorkerSet controller's chart ("+testenv.LWSVersion+"), with its CRD and webhooks")
+	podRunner := flags.Bool("pod-runner", false, "run the controllers of installed charts (Kueue's, LWS's, KubeRay's) for real, their webhooks reached through an egress proxy; implied by --kueue, --kuberay, --lws")
 	flags.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		flags.PrintDefaults()
@@ -73,7 +73,17 @@ func main() {
 	case "up":
 		_ = flags.Parse(os.Args[2:])
 		pool := testenv.NodePool{Name: *name, Count: *nodes, GPUs: *gpus, Product: *product, GPUMemory: *gpuMemory}
-		err = up(ctx, pool, *kueueCRDs || *kueue, *kueue, *kuberay, *lws, *podRunner)
+		var controllers []testenv.Controller
+		if *kuberay { // first: Kueue integrates RayClusters when their CRDs are there
+			controllers = append(controllers, testenv.KubeRay())
+		}
+		if *lws {
+			controllers = append(controllers, testenv.LWS())
+		}
+		if *kueue {
+			controllers = append(controllers, testenv.Kueue())
+		}
+		err = up(ctx, pool, *kueueCRDs && !*kueue, controllers, *podRunner)
 	case "down":
 		err = down()
 	case "agent": // started by `up --pod-runner`: the egress proxy and pod runner
@@ -86,7 +96,7 @@ func main() {
 		// Builds (or finds cached) every binary the tests and the demo use,
 		// with progress on stderr, before go test buffers package output.
 		var bins testenv.Binaries
-		bins, err = testenv.EnsureBinaries(ctx, os.Stderr, testenv.Etcd, testenv.APIServer, testenv.ControllerManager, testenv.Scheduler, testenv.Kwok, testenv.Kueue, testenv.KubeRay, testenv.LWS)
+		bins, err = testenv.EnsureBinaries(ctx, os.Stderr, testenv.AllComponents()...)
 		if err == nil {
 			fmt.Fprintf(os.Stderr, "testenv: %d binaries ready\n", len(bins))
 		}
@@ -118,7 +128,9 @@ func dir() (string, error) {
 	return filepath.Join(repo, ".testenv"), nil
 }
 
-func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue, kuberay, lws, podRunner bool) error {
+// up starts the cluster, with the controllers' charts installed and run by
+// the pod runner; kueueCRDs applies Kueue's CRDs alone.
+func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool, controllers []testenv.Controller, podRunner bool) error {
 	d, err := dir()
 	if err != nil {
 		return err
@@ -130,13 +142,14 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue, kuberay, l
 	}
 	if len(procs) > 0 {
 		if running(ctx, procs, kubeconfig) {
-			for _, want := range []struct {
-				on   bool
-				c    testenv.Component
-				what string
-			}{{kueue, testenv.Kueue, "Kueue manager"}, {kuberay, testenv.KubeRay, "KubeRay operator"}, {lws, testenv.LWS, "LWS controller"}, {podRunner, testenv.Agent, "pod runner"}} {
-				if want.on && !slices.ContainsFunc(procs, func(p testenv.Process) bool { return p.Name == string(want.c) }) {
-					return fmt.Errorf("the cluster running in %s has no %s: run `testenv down` first", d, want.what)
+			if (podRunner || len(controllers) > 0) && !slices.ContainsFunc(procs, func(p testenv.Process) bool { return p.Name == string(testenv.Agent) }) {
+				return fmt.Errorf("the cluster running in %s has no pod runner: run `testenv down` first", d)
+			}
+			// The controllers asked for must be running there (checked as for
+			// any external cluster: their APIs served, their webhooks answering).
+			if len(controllers) > 0 {
+				if err := external(ctx, kubeconfig, testenv.Options{Controllers: controllers}); err != nil {
+					return fmt.Errorf("%w: run `testenv down` first", err)
 				}
 			}
 			fmt.Printf("testenv: already running in %s\n", d)
@@ -153,11 +166,11 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue, kuberay, l
 		testenv.StopProcesses(procs)
 	}
 
-	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true, RunKueue: kueue, RunKubeRay: kuberay, RunLWS: lws, PodRunner: podRunner}
+	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true, Controllers: controllers, PodRunner: podRunner}
 	if pool.Count > 0 {
 		opts.Nodes = []testenv.NodePool{pool}
 	}
-	if kueueCRDs && !kueue { // RunKueue adds them
+	if kueueCRDs { // (Kueue's chart brings its own)
 		crds, err := testenv.KueueCRDDir(ctx)
 		if err != nil {
 			return err
@@ -171,17 +184,25 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs, kueue, kuberay, l
 	return nil
 }
 
-// applyKueueCRDs installs Kueue's CRDs into the running cluster (idempotent),
-// through testenv's external-cluster mode, which starts nothing.
+// applyKueueCRDs installs Kueue's CRDs into the running cluster (idempotent).
 func applyKueueCRDs(ctx context.Context, kubeconfig string) error {
 	crds, err := testenv.KueueCRDDir(ctx)
 	if err != nil {
 		return err
 	}
+	return external(ctx, kubeconfig, testenv.Options{CRDDirs: []string{crds}})
+}
+
+// external runs testenv's external-cluster mode against the running cluster,
+// which starts nothing: it applies opts' CRDs and checks its Controllers.
+func external(ctx context.Context, kubeconfig string, opts testenv.Options) error {
 	os.Setenv("TESTENV_KUBECONFIG", kubeconfig)
 	defer os.Unsetenv("TESTENV_KUBECONFIG")
-	_, err = testenv.Start(ctx, testenv.Options{CRDDirs: []string{crds}})
-	return err
+	env, err := testenv.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	return env.Stop()
 }
 
 // running reports whether every recorded process is alive and the API server

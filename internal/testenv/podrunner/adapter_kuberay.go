@@ -1,13 +1,22 @@
-package testenv
+package podrunner
 
 import (
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
-// kubeRayAdapter runs the KubeRay operator of a pod from KubeRay's chart (or
+// KubeRay's operator module and the version testenv builds and runs.
+const (
+	KubeRayModule  = "github.com/ray-project/kuberay/ray-operator"
+	KubeRayVersion = "v1.5.0"
+)
+
+// KubeRay runs the KubeRay operator of a pod from KubeRay's chart (or
 // this repository's stand-in, testdata/charts/kuberay-operator): image
 // quay.io/kuberay/operator (docker.io/kuberay/operator too), run with the
 // testenv-built operator (KubeRayVersion) and the container's own flags, or
@@ -29,11 +38,16 @@ import (
 // ENABLE_WEBHOOKS=true, which the runner does not pass on (the process gets
 // the runner's environment); port 9443 is then reported as not served. The
 // operator's other servers are off by default.
-var kubeRayAdapter = &podAdapter{
-	name:      "kuberay",
-	component: KubeRay,
-	image:     regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
-	prepare:   prepareKubeRayPod,
+var KubeRay = &Adapter{
+	Name:    "kuberay",
+	Binary:  binaries.Spec{Name: "kuberay-operator", Version: KubeRayVersion, Module: KubeRayModule, Package: ".", ColdBuild: "~2-6 min"}, // main.go at the module root
+	Image:   regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
+	Prepare: prepareKubeRayPod,
+	Install: Install{
+		Chart:     Source{Dir: "testdata/charts/kuberay-operator"}, // the stand-in; its CRDs from the module
+		CRDs:      Source{Module: KubeRayModule, Version: KubeRayVersion, Dir: "config/crd/bases"},
+		Namespace: "kuberay-system", Release: "kuberay", Serves: "ray.io/v1",
+	},
 }
 
 func prepareKubeRayPod(lp *localPod) error {
@@ -48,7 +62,7 @@ func prepareKubeRayPod(lp *localPod) error {
 	}
 	pod, _, _ := lp.state()
 	args := slices.Clone(c.Args)
-	free, err := freePorts(2)
+	free, err := process.FreePorts(2)
 	if err != nil {
 		return err
 	}

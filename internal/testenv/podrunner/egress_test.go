@@ -1,4 +1,4 @@
-package testenv
+package podrunner
 
 import (
 	"bufio"
@@ -20,6 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // The egress proxy maps CONNECT <ClusterIP>:<port> through the Service and its
@@ -48,15 +51,15 @@ func TestEgressProxyMapping(t *testing.T) {
 		service("by-number", "10.0.0.13", 8443, intstr.FromInt32(9443), selector),
 	)
 
-	r := newPodRunner(client, "", nil, t.TempDir(), Binaries{}, t.Logf)
+	r := newPodRunner(client, "", nil, t.TempDir(), binaries.Paths{}, t.Logf)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: "kueue-0", UID: types.UID("u1"), Labels: map[string]string{"app": "kueue", "pod-template-hash": "x"}}}
 	lp := &localPod{
-		runner: r, adapter: kueueAdapter, pod: pod,
+		runner: r, adapter: Kueue, pod: pod,
 		container: &corev1.Container{Name: "manager", Ports: []corev1.ContainerPort{{Name: "webhook-server", ContainerPort: 9443}, {Name: "visibility", ContainerPort: 8082}}},
 		ports:     map[int32]int{9443: backendPort},
 		unserved:  map[int32]string{8082: "the visibility server is off"},
 		ready:     true,
-		proc:      &process{done: make(chan struct{})}, // running
+		proc:      process.Running(make(chan struct{})), // running
 	}
 	r.pods[pod.UID] = lp
 
@@ -171,8 +174,9 @@ func TestEgressProxyMapping(t *testing.T) {
 	t.Run("a pod whose process exited does not serve", func(t *testing.T) {
 		lp.mu.Lock()
 		running := lp.proc
-		exited := &process{done: make(chan struct{})}
-		close(exited.done)
+		done := make(chan struct{})
+		exited := process.Running(done)
+		close(done)
 		lp.proc, lp.ready = exited, false
 		lp.mu.Unlock()
 		defer func() { lp.mu.Lock(); lp.proc, lp.ready = running, true; lp.mu.Unlock() }()
@@ -225,7 +229,7 @@ internalCertManagement:
 		t.Fatal(err)
 	}
 	lp := &localPod{
-		adapter: kueueAdapter, dir: dir,
+		adapter: Kueue, dir: dir,
 		pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: "kueue-0"}},
 		container: &corev1.Container{
 			Name: "manager", Image: "registry.k8s.io/kueue/kueue:" + KueueVersion,
@@ -238,8 +242,8 @@ internalCertManagement:
 		},
 		ports: map[int32]int{}, unserved: map[int32]string{},
 	}
-	if !kueueAdapter.image.MatchString(lp.container.Image) || !kueueAdapter.image.MatchString("us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.17") ||
-		kueueAdapter.image.MatchString("registry.k8s.io/kueue/kueueviz-backend:v0.17.0") {
+	if !Kueue.Image.MatchString(lp.container.Image) || !Kueue.Image.MatchString("us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.17") ||
+		Kueue.Image.MatchString("registry.k8s.io/kueue/kueueviz-backend:v0.17.0") {
 		t.Fatal("the image pattern should match Kueue's manager image only")
 	}
 	if err := prepareKueuePod(lp); err != nil {
@@ -294,33 +298,5 @@ internalCertManagement:
 	}
 	if !cfg.LeaderElection.LeaderElect || cfg.LeaderElection.ResourceNamespace != "kueue-system" || cfg.LeaderElection.ResourceName != "c1f6bfd2.kueue.x-k8s.io" || cfg.InternalCertManagement.WebhookSecretName != "kueue-webhook-server-cert" {
 		t.Errorf("the chart's other settings should be kept:\n%s", data)
-	}
-}
-
-// kwok's pod-ready stage gets a selector that leaves the runner's images alone.
-func TestWithoutImages(t *testing.T) {
-	stage := []byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata:\n  name: pod-ready\nspec:\n  selector:\n    matchExpressions:\n    - key: .status.phase\n      operator: In\n      values: [Pending]\n")
-	out, err := withoutImages(stage, `^registry\.k8s\.io/kueue/kueue[:@]`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Spec struct {
-			Selector struct {
-				MatchExpressions []struct {
-					Key      string   `json:"key"`
-					Operator string   `json:"operator"`
-					Values   []string `json:"values"`
-				} `json:"matchExpressions"`
-			} `json:"selector"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
-	exprs := got.Spec.Selector.MatchExpressions
-	want := `[.spec.containers[].image | test("^registry\\.k8s\\.io/kueue/kueue[:@]")] | any`
-	if len(exprs) != 2 || exprs[0].Key != ".status.phase" || exprs[1].Key != want || exprs[1].Operator != "NotIn" || strings.Join(exprs[1].Values, ",") != "true" {
-		t.Errorf("stage:\n%s\nwant the phase expression and %s NotIn [true]", out, want)
 	}
 }

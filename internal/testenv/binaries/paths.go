@@ -1,24 +1,17 @@
-package testenv
+package binaries
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-)
-
-// Versions of the components. Those built in tools/ must match the versions
-// required by tools/go.mod (TestToolsVersions checks it); the others are built
-// from their own modules (see EnsureBinaries). Binaries are cached by these names.
-const (
-	KubernetesVersion = "v1.36.3"
-	EtcdVersion       = "v3.6.16"
-	KwokVersion       = "v0.8.0"
-	KueueVersion      = "v0.17.0"
-	KubeRayVersion    = "v1.5.0" // github.com/ray-project/kuberay/ray-operator
-	LWSVersion        = "v0.7.0" // sigs.k8s.io/lws
+	"sync"
 )
 
 // ProviderModule is the module path of this repository's root go.mod.
@@ -62,12 +55,37 @@ func modulePath(goMod string) string {
 	return ""
 }
 
-// BinDir is where built binaries are cached:
+// Dir is where built binaries are cached:
 // ${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-aiplatform/bin.
-func BinDir() (string, error) {
+func Dir() (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", errors.New("testenv: no cache directory: set XDG_CACHE_HOME or HOME")
 	}
 	return filepath.Join(cache, "terraform-provider-aiplatform", "bin"), nil
+}
+
+var moduleDirs sync.Map // "path@version" → directory
+
+// ModuleDir returns the directory of a module version in the Go module cache,
+// downloading it through the module proxy if needed (`go mod download -json`).
+func ModuleDir(ctx context.Context, modulePath, version string) (string, error) {
+	key := modulePath + "@" + version
+	if dir, ok := moduleDirs.Load(key); ok {
+		return dir.(string), nil
+	}
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", key)
+	// Outside any module, so neither this repository's go.mod nor a go.work
+	// has a say.
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GO111MODULE=on")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var info struct{ Dir, Error string }
+	if jsonErr := json.Unmarshal(out, &info); jsonErr != nil || info.Dir == "" {
+		return "", fmt.Errorf("testenv: go mod download %s: %v %s %s", key, err, info.Error, strings.TrimSpace(stderr.String()))
+	}
+	moduleDirs.Store(key, info.Dir)
+	return info.Dir, nil
 }

@@ -1,14 +1,13 @@
-package testenv
+// Package process starts and stops testenv's local processes by PID: one
+// process group each, a parent-death signal unless detached, logs appended to
+// a file, pids files for detached clusters, and free loopback ports.
+package process
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,8 +20,8 @@ type Process struct {
 	Path string `json:"path"` // the binary, to tell the process from a later one reusing its PID
 }
 
-// process is a component started by this process.
-type process struct {
+// Proc is a process started by this process.
+type Proc struct {
 	Process
 	done chan struct{} // closed once the process has exited and been reaped
 	err  error         // its exit status, valid after done
@@ -31,13 +30,13 @@ type process struct {
 // How long a component gets to exit after SIGTERM before it is killed.
 const stopGrace = 5 * time.Second
 
-// startProcess starts bin with args, stdout and stderr appended to logPath.
+// Start starts bin with args, stdout and stderr appended to logPath.
 //
 // The child gets its own process group so Stop can signal it and anything it
 // spawned. Attached children also get Pdeathsig SIGKILL: when the test binary
 // dies, however it dies, the kernel kills them. Detached children (detach=true,
 // for `testenv up`) get their own session instead and outlive this process.
-func startProcess(name, bin string, args []string, logPath string, detach bool) (*process, error) {
+func Start(name, bin string, args []string, logPath string, detach bool) (*Proc, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -55,7 +54,7 @@ func startProcess(name, bin string, args []string, logPath string, detach bool) 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("testenv: starting %s: %w", name, err)
 	}
-	p := &process{
+	p := &Proc{
 		Process: Process{Name: name, PID: cmd.Process.Pid, Path: bin},
 		done:    make(chan struct{}),
 	}
@@ -68,8 +67,18 @@ func startProcess(name, bin string, args []string, logPath string, detach bool) 
 	return p, nil
 }
 
-// exited reports whether the process has exited.
-func (p *process) exited() bool {
+// Running is a Proc that counts as running until its done channel is closed,
+// for tests of code that looks at processes without starting one.
+func Running(done chan struct{}) *Proc { return &Proc{done: done} }
+
+// Done is closed once the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Err is the process's exit status, valid once it has exited.
+func (p *Proc) Err() error { return p.err }
+
+// Exited reports whether the process has exited.
+func (p *Proc) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -78,9 +87,9 @@ func (p *process) exited() bool {
 	}
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after stopGrace.
-func (p *process) stop() {
-	if p.exited() {
+// Stop sends SIGTERM to the process group, then SIGKILL after a grace period.
+func (p *Proc) Stop() {
+	if p.Exited() {
 		return
 	}
 	_ = syscall.Kill(-p.PID, syscall.SIGTERM)
@@ -111,11 +120,12 @@ func (p Process) Alive() bool {
 	return p.Path == "" || string(argv0) == p.Path
 }
 
-// StopProcesses stops recorded processes in reverse order (the order they were
-// started in is etcd, API server, controller manager, scheduler, kwok, Kueue; the API
-// server must go before etcd or it hangs on shutdown): SIGTERM to each process
-// group, SIGKILL after a grace period. Processes already gone are skipped.
-func StopProcesses(procs []Process) {
+// StopAll stops recorded processes in reverse order (the order they were
+// started in is etcd, API server, controller manager, scheduler, kwok, …; the
+// API server must go before etcd or it hangs on shutdown): SIGTERM to each
+// process group, SIGKILL after a grace period. Processes already gone are
+// skipped.
+func StopAll(procs []Process) {
 	for i := len(procs) - 1; i >= 0; i-- {
 		p := procs[i]
 		if !p.Alive() {
@@ -140,46 +150,4 @@ func waitGone(p Process, timeout time.Duration) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return true
-}
-
-// PIDFile is the name of the file, in an environment's directory, that lists
-// the processes of a detached environment.
-const PIDFile = "pids"
-
-// WritePIDs records procs in <dir>/pids, atomically.
-func WritePIDs(dir string, procs []Process) error {
-	data, err := json.MarshalIndent(procs, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(dir, PIDFile+".tmp-"+strconv.Itoa(os.Getpid()))
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, PIDFile))
-}
-
-// ReadPIDs reads <dir>/pids; a missing file is no processes and no error.
-func ReadPIDs(dir string) ([]Process, error) {
-	data, err := os.ReadFile(filepath.Join(dir, PIDFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var procs []Process
-	if err := json.Unmarshal(data, &procs); err != nil {
-		return nil, fmt.Errorf("testenv: %s: %w", filepath.Join(dir, PIDFile), err)
-	}
-	return procs, nil
-}
-
-// logTail returns the last lines of a component's log, for error messages.
-func logTail(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	return fmt.Sprintf("--- last lines of %s:\n%s", path, tail(string(data), 30))
 }

@@ -1,4 +1,4 @@
-package testenv
+package controlplane
 
 import (
 	"bytes"
@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -20,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -27,12 +26,12 @@ import (
 // (or JSON) files of dirs, other documents being ignored, then waits until all
 // are Established. An existing CRD keeps its conversion webhook unless the file
 // sets spec.conversion.
-func (e *Env) ApplyCRDs(ctx context.Context, dirs ...string) error {
+func ApplyCRDs(ctx context.Context, cfg *rest.Config, timeout time.Duration, dirs ...string) error {
 	crds, err := readCRDs(dirs)
 	if err != nil {
 		return err
 	}
-	client, err := apiextensions.NewForConfig(e.RESTConfig)
+	client, err := apiextensions.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
@@ -50,7 +49,7 @@ func (e *Env) ApplyCRDs(ctx context.Context, dirs ...string) error {
 			update := crd.DeepCopy()
 			update.ResourceVersion = live.ResourceVersion
 			// A CRD file without spec.conversion (the usual case: conversion
-			// webhooks are set by whoever serves them, StartKueue here) keeps
+			// webhooks are set by whoever serves them, e.g. a chart) keeps
 			// the cluster's, as kubectl apply would. Replaced by the default
 			// (None), a running Kueue manager would lose its conversion
 			// webhooks.
@@ -65,7 +64,7 @@ func (e *Env) ApplyCRDs(ctx context.Context, dirs ...string) error {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for _, crd := range crds {
 		for {
@@ -75,7 +74,7 @@ func (e *Env) ApplyCRDs(ctx context.Context, dirs ...string) error {
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("testenv: CRD %s not Established after %s", crd.Name, e.opts.Timeout)
+				return fmt.Errorf("testenv: CRD %s not Established after %s", crd.Name, timeout)
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
@@ -132,38 +131,4 @@ func readCRDs(dirs []string) ([]*apiextensionsv1.CustomResourceDefinition, error
 		return nil, fmt.Errorf("testenv: no CustomResourceDefinition in %s", strings.Join(dirs, ", "))
 	}
 	return crds, nil
-}
-
-var moduleDirs sync.Map // "path@version" → directory
-
-// ModuleDir returns the directory of a module version in the Go module cache,
-// downloading it through the module proxy if needed (`go mod download -json`).
-func ModuleDir(ctx context.Context, modulePath, version string) (string, error) {
-	key := modulePath + "@" + version
-	if dir, ok := moduleDirs.Load(key); ok {
-		return dir.(string), nil
-	}
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", key)
-	// Outside any module, so neither this repository's go.mod nor a go.work
-	// has a say.
-	cmd.Dir = os.TempDir()
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GO111MODULE=on")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var info struct{ Dir, Error string }
-	if jsonErr := json.Unmarshal(out, &info); jsonErr != nil || info.Dir == "" {
-		return "", fmt.Errorf("testenv: go mod download %s: %v %s %s", key, err, info.Error, strings.TrimSpace(stderr.String()))
-	}
-	moduleDirs.Store(key, info.Dir)
-	return info.Dir, nil
-}
-
-// KueueCRDDir is the directory of Kueue's CRDs in the sigs.k8s.io/kueue module.
-func KueueCRDDir(ctx context.Context) (string, error) {
-	dir, err := ModuleDir(ctx, "sigs.k8s.io/kueue", KueueVersion)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "config", "components", "crd", "bases"), nil
 }

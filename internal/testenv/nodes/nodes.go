@@ -1,8 +1,10 @@
-package testenv
+// Package nodes makes the fake nodes of a local cluster: kwok, which plays
+// their kubelet (its Stages, pods Running, Succeeded or Failed), node pools
+// with GPU labels, and a default StorageClass with a hostPath provisioner.
+package nodes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,6 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // NodeAnnotation marks a Node as fake: kwok manages the nodes whose
@@ -28,6 +33,13 @@ const (
 	GPUMemoryLabel  = "nvidia.com/gpu.memory"
 )
 
+// Nodes adds and deletes the fake nodes of one cluster.
+type Nodes struct {
+	Client  kubernetes.Interface
+	Timeout time.Duration // bounds each wait
+	KwokLog string        // kwok's log, quoted when nodes do not turn Ready; "" when testenv runs no kwok
+}
+
 // NodePool describes identical fake nodes, named <Name>-0, <Name>-1, ….
 type NodePool struct {
 	Name      string            // node name prefix
@@ -40,24 +52,21 @@ type NodePool struct {
 	Memory    string            // memory capacity, default "256Gi"
 }
 
-// AddNodes creates pool.Count more nodes of the pool, numbered after the
+// Add creates pool.Count more nodes of the pool, numbered after the
 // highest existing <Name>-<n>, and waits until they are Ready and free of the
 // not-ready taint (so pods can be scheduled to them). It returns their names.
 // In an external cluster the nodes only turn Ready if kwok runs there.
-func (e *Env) AddNodes(ctx context.Context, pool NodePool) ([]string, error) {
+func (n *Nodes) Add(ctx context.Context, pool NodePool) ([]string, error) {
 	if pool.Name == "" || pool.Count < 1 {
 		return nil, fmt.Errorf("testenv: node pool needs a name and a count ≥ 1: %+v", pool)
 	}
-	if !e.External && !e.opts.Scheduling {
-		return nil, errors.New("testenv: fake nodes need kwok: start the environment with Options.Scheduling")
-	}
-	existing, err := e.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	existing, err := n.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	next := 0
-	for _, n := range existing.Items {
-		if rest, ok := strings.CutPrefix(n.Name, pool.Name+"-"); ok {
+	for _, node := range existing.Items {
+		if rest, ok := strings.CutPrefix(node.Name, pool.Name+"-"); ok {
 			if i, err := strconv.Atoi(rest); err == nil && i >= next {
 				next = i + 1
 			}
@@ -69,12 +78,12 @@ func (e *Env) AddNodes(ctx context.Context, pool NodePool) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := e.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		if _, err := n.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			return nil, fmt.Errorf("testenv: creating node %s: %w", node.Name, err)
 		}
 		names = append(names, node.Name)
 	}
-	return names, e.waitNodesReady(ctx, names)
+	return names, n.waitReady(ctx, names)
 }
 
 // node builds the Node object. Its status is set at creation (the API server
@@ -124,16 +133,16 @@ func (pool NodePool) node(name string) (*corev1.Node, error) {
 	}, nil
 }
 
-// waitNodesReady waits until every named node is Ready and has neither the
+// waitReady waits until every named node is Ready and has neither the
 // not-ready nor the unreachable taint.
-func (e *Env) waitNodesReady(ctx context.Context, names []string) error {
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+func (n *Nodes) waitReady(ctx context.Context, names []string) error {
+	ctx, cancel := context.WithTimeout(ctx, n.Timeout)
 	defer cancel()
 	for {
 		var pending []string
 		for _, name := range names {
-			n, err := e.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil || !nodeSchedulable(n) {
+			node, err := n.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil || !Schedulable(node) {
 				pending = append(pending, name)
 			}
 		}
@@ -142,9 +151,9 @@ func (e *Env) waitNodesReady(ctx context.Context, names []string) error {
 		}
 		select {
 		case <-ctx.Done():
-			msg := fmt.Sprintf("testenv: nodes not Ready after %s: %s", e.opts.Timeout, strings.Join(pending, ", "))
-			if !e.External {
-				msg += "\n" + logTail(e.LogPath(Kwok))
+			msg := fmt.Sprintf("testenv: nodes not Ready after %s: %s", n.Timeout, strings.Join(pending, ", "))
+			if n.KwokLog != "" {
+				msg += "\n" + process.LogTail(n.KwokLog)
 			}
 			return fmt.Errorf("%s", msg)
 		case <-time.After(200 * time.Millisecond):
@@ -152,7 +161,9 @@ func (e *Env) waitNodesReady(ctx context.Context, names []string) error {
 	}
 }
 
-func nodeSchedulable(n *corev1.Node) bool {
+// Schedulable reports whether a node is Ready and has neither the not-ready nor
+// the unreachable taint.
+func Schedulable(n *corev1.Node) bool {
 	ready := slices.ContainsFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool {
 		return c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue
 	})
@@ -162,23 +173,23 @@ func nodeSchedulable(n *corev1.Node) bool {
 	return ready && !tainted
 }
 
-// DeleteNode deletes a node and waits until it is gone. Its pods are deleted
+// Delete deletes a node and waits until it is gone. Its pods are deleted
 // later by the pod garbage collector, as in a real cluster.
-func (e *Env) DeleteNode(ctx context.Context, name string) error {
-	err := e.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+func (n *Nodes) Delete(ctx context.Context, name string) error {
+	err := n.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil {
 		return fmt.Errorf("testenv: deleting node %s: %w", name, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, n.Timeout)
 	defer cancel()
 	for {
-		_, err := e.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		_, err := n.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("testenv: node %s still exists after %s", name, e.opts.Timeout)
+			return fmt.Errorf("testenv: node %s still exists after %s", name, n.Timeout)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -1,4 +1,4 @@
-package testenv
+package nodes
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Storage in a local cluster: a default StorageClass whose claims are bound to
@@ -43,9 +44,10 @@ const (
 	annProvisionedBy      = "pv.kubernetes.io/provisioned-by"
 )
 
-// startStorage creates the default StorageClass and starts the provisioner,
-// which runs until Stop.
-func (e *Env) startStorage(ctx context.Context) error {
+// StartStorage creates the default StorageClass and starts the provisioner
+// of volumes under <dir>/volumes, which runs until stop is called.
+func StartStorage(ctx context.Context, client kubernetes.Interface, dir string, logf func(string, ...any)) (stop context.CancelFunc, _ error) {
+	st := &storage{client: client, dir: dir, logf: logf}
 	t := time.Now()
 	reclaim := corev1.PersistentVolumeReclaimDelete
 	binding := storagev1.VolumeBindingImmediate
@@ -60,30 +62,34 @@ func (e *Env) startStorage(ctx context.Context) error {
 		VolumeBindingMode:    &binding,
 		AllowVolumeExpansion: &expand,
 	}
-	if _, err := e.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("testenv: creating StorageClass %s: %w", StorageClass, err)
+	if _, err := client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("testenv: creating StorageClass %s: %w", StorageClass, err)
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
-	e.mu.Lock()
-	e.stopStorage = cancel
-	e.mu.Unlock()
-	go e.runProvisioner(runCtx)
-	e.logf("StorageClass %s (default, provisioner %s) ready (%s)", StorageClass, StorageProvisioner, time.Since(t).Round(10*time.Millisecond))
-	return nil
+	go st.runProvisioner(runCtx)
+	logf("StorageClass %s (default, provisioner %s) ready (%s)", StorageClass, StorageProvisioner, time.Since(t).Round(10*time.Millisecond))
+	return cancel, nil
+}
+
+// storage is the provisioner's state.
+type storage struct {
+	client kubernetes.Interface
+	dir    string
+	logf   func(string, ...any)
 }
 
 // runProvisioner polls claims and volumes twice a second until ctx ends. (A
 // poll, not an informer: the lists are a handful of objects, and client-go's
 // informers would pull a module the provider does not otherwise need.)
-func (e *Env) runProvisioner(ctx context.Context) {
+func (e *storage) runProvisioner(ctx context.Context) {
 	for {
-		if claims, err := e.Client.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{}); err == nil {
+		if claims, err := e.client.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{}); err == nil {
 			for i := range claims.Items {
 				e.provision(ctx, &claims.Items[i])
 			}
 		}
-		if volumes, err := e.Client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{}); err == nil {
+		if volumes, err := e.client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{}); err == nil {
 			for i := range volumes.Items {
 				e.reclaim(ctx, &volumes.Items[i])
 			}
@@ -98,13 +104,13 @@ func (e *Env) runProvisioner(ctx context.Context) {
 
 // provision creates the volume of a claim the binder handed to this
 // provisioner. It is idempotent: the volume's name is derived from the claim.
-func (e *Env) provision(ctx context.Context, pvc *corev1.PersistentVolumeClaim) {
+func (e *storage) provision(ctx context.Context, pvc *corev1.PersistentVolumeClaim) {
 	if pvc.Annotations[annStorageProvisioner] != StorageProvisioner || pvc.Spec.VolumeName != "" ||
 		pvc.DeletionTimestamp != nil || pvc.Status.Phase != corev1.ClaimPending {
 		return
 	}
 	name := "pvc-" + string(pvc.UID)
-	dir := filepath.Join(e.Dir, "volumes", name)
+	dir := filepath.Join(e.dir, "volumes", name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		e.logf("storage: %v", err)
 		return
@@ -128,20 +134,20 @@ func (e *Env) provision(ctx context.Context, pvc *corev1.PersistentVolumeClaim) 
 			PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}},
 		},
 	}
-	_, err := e.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	_, err := e.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) && ctx.Err() == nil {
 		e.logf("storage: provisioning %s for claim %s/%s: %v", name, pvc.Namespace, pvc.Name, err)
 	}
 }
 
 // reclaim deletes a volume of this provisioner once its claim is gone.
-func (e *Env) reclaim(ctx context.Context, pv *corev1.PersistentVolume) {
+func (e *storage) reclaim(ctx context.Context, pv *corev1.PersistentVolume) {
 	if pv.Annotations[annProvisionedBy] != StorageProvisioner || pv.DeletionTimestamp != nil ||
 		pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete ||
 		(pv.Status.Phase != corev1.VolumeReleased && pv.Status.Phase != corev1.VolumeFailed) {
 		return
 	}
-	err := e.Client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
+	err := e.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		if ctx.Err() == nil {
 			e.logf("storage: deleting released volume %s: %v", pv.Name, err)

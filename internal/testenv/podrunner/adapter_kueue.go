@@ -1,4 +1,4 @@
-package testenv
+package podrunner
 
 import (
 	"fmt"
@@ -6,9 +6,21 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"context"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 )
 
-// kueueAdapter runs the Kueue manager of a pod from Kueue's chart (or its
+// KueueVersion is the Kueue manager testenv builds and runs.
+const KueueVersion = "v0.17.0"
+
+// Kueue runs the Kueue manager of a pod from Kueue's chart (or its
 // kustomize manifests): image registry.k8s.io/kueue/kueue, or the staging
 // image the chart in the Kueue module defaults to
 // (us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue), run with the
@@ -37,11 +49,16 @@ import (
 //
 // Leader election stays as configured (on in the chart): it works against the
 // API server like anywhere else.
-var kueueAdapter = &podAdapter{
-	name:      "kueue",
-	component: Kueue,
-	image:     regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/kueue/kueue[:@]`),
-	prepare:   prepareKueuePod,
+var Kueue = &Adapter{
+	Name:    "kueue",
+	Binary:  binaries.Spec{Name: "kueue", Version: KueueVersion, Module: "sigs.k8s.io/kueue", Package: "cmd/kueue", Install: true, ColdBuild: "~10 min"},
+	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/kueue/kueue[:@]`),
+	Prepare: prepareKueuePod,
+	Install: Install{
+		Chart:     Source{Module: "sigs.k8s.io/kueue", Version: KueueVersion, Dir: "charts/kueue"},
+		Namespace: "kueue-system", Release: "kueue", Serves: "kueue.x-k8s.io/v1beta2",
+	},
+	Answers: kueueAnswers,
 }
 
 // kueueVisibilityPort is the manager's visibility server port (its
@@ -74,7 +91,7 @@ func prepareKueuePod(lp *localPod) error {
 		}
 	}
 
-	free, err := freePorts(4)
+	free, err := process.FreePorts(4)
 	if err != nil {
 		return err
 	}
@@ -118,5 +135,32 @@ func prepareKueuePod(lp *localPod) error {
 		args[gates] = "--feature-gates=" + strings.Join(append(kept, "VisibilityOnDemand=false"), ",")
 	}
 	lp.args = append(args, "--kubeconfig="+filepath.Join(lp.dir, "kubeconfig"))
+	return nil
+}
+
+// kueueAnswers dry-run creates a v1beta2 ResourceFlavor, which goes through
+// Kueue's mutating and validating webhooks, and a v1beta1 Cohort, which also
+// goes through the CRD conversion webhook.
+func kueueAnswers(ctx context.Context, client dynamic.Interface) error {
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	for _, probe := range []struct {
+		gvr  schema.GroupVersionResource
+		kind string
+	}{
+		{schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}, "ResourceFlavor"},
+		{schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "cohorts"}, "Cohort"},
+	} {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": probe.gvr.GroupVersion().String(),
+			"kind":       probe.kind,
+			"metadata":   map[string]any{"name": "testenv-probe"},
+			"spec":       map[string]any{},
+		}}
+		// Admission runs before the storage's existence check, so
+		// AlreadyExists is an answer too.
+		if _, err := client.Resource(probe.gvr).Create(ctx, obj, dryRun); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("dry-run create of a %s %s: %w", probe.gvr.Version, probe.kind, err)
+		}
+	}
 	return nil
 }

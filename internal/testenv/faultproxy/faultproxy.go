@@ -1,4 +1,6 @@
-package testenv
+// Package faultproxy is a loopback TCP proxy in front of an API server for
+// fault tests.
+package faultproxy
 
 import (
 	"io"
@@ -9,13 +11,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/controlplane"
 )
 
-// FaultProxy is a loopback TCP proxy in front of the API server for fault
+// Proxy is a loopback TCP proxy in front of the API server for fault
 // tests: it can hold every answer back (a slow or hung API server) or cut
 // connections (a flaky network). TLS passes through untouched; the serving
 // certificate is for 127.0.0.1, which the proxy also listens on.
-type FaultProxy struct {
+type Proxy struct {
 	Host       string // https://127.0.0.1:<port>
 	Kubeconfig string // a kubeconfig like Env.Kubeconfig, pointing at the proxy
 
@@ -29,9 +33,10 @@ type FaultProxy struct {
 	wg    sync.WaitGroup
 }
 
-// NewFaultProxy starts a proxy to the env's API server; Close stops it.
-func (e *Env) NewFaultProxy() (*FaultProxy, error) {
-	u, err := url.Parse(e.Host)
+// New starts a proxy to the API server at host (https://127.0.0.1:<port>),
+// with a kubeconfig that trusts ca and sends token; Close stops it.
+func New(host string, ca []byte, token string) (*Proxy, error) {
+	u, err := url.Parse(host)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +44,7 @@ func (e *Env) NewFaultProxy() (*FaultProxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &FaultProxy{ln: ln, target: u.Host, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{ln: ln, target: u.Host, conns: map[net.Conn]struct{}{}}
 	p.Host = "https://" + ln.Addr().String()
 	dir, err := os.MkdirTemp("", "testenv-proxy-")
 	if err != nil {
@@ -47,7 +52,7 @@ func (e *Env) NewFaultProxy() (*FaultProxy, error) {
 		return nil, err
 	}
 	p.Kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(p.Kubeconfig, p.Host, e.CAData, e.Token); err != nil {
+	if err := controlplane.WriteKubeconfig(p.Kubeconfig, p.Host, ca, token); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -57,10 +62,10 @@ func (e *Env) NewFaultProxy() (*FaultProxy, error) {
 }
 
 // SetDelay holds every chunk the server sends back for d (0: none).
-func (p *FaultProxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 
 // SetDrop makes the proxy close new and open connections at once.
-func (p *FaultProxy) SetDrop(drop bool) {
+func (p *Proxy) SetDrop(drop bool) {
 	p.drop.Store(drop)
 	if drop {
 		p.closeConns()
@@ -68,14 +73,14 @@ func (p *FaultProxy) SetDrop(drop bool) {
 }
 
 // Close stops the proxy and every connection through it.
-func (p *FaultProxy) Close() {
+func (p *Proxy) Close() {
 	p.ln.Close()
 	p.closeConns()
 	p.wg.Wait()
 	os.RemoveAll(filepath.Dir(p.Kubeconfig))
 }
 
-func (p *FaultProxy) closeConns() {
+func (p *Proxy) closeConns() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for c := range p.conns {
@@ -83,7 +88,7 @@ func (p *FaultProxy) closeConns() {
 	}
 }
 
-func (p *FaultProxy) track(c net.Conn, add bool) {
+func (p *Proxy) track(c net.Conn, add bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if add {
@@ -93,7 +98,7 @@ func (p *FaultProxy) track(c net.Conn, add bool) {
 	}
 }
 
-func (p *FaultProxy) serve() {
+func (p *Proxy) serve() {
 	defer p.wg.Done()
 	for {
 		client, err := p.ln.Accept()
@@ -109,7 +114,7 @@ func (p *FaultProxy) serve() {
 	}
 }
 
-func (p *FaultProxy) pipe(client net.Conn) {
+func (p *Proxy) pipe(client net.Conn) {
 	defer p.wg.Done()
 	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 	if err != nil {

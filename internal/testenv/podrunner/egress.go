@@ -1,4 +1,4 @@
-package testenv
+package podrunner
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -29,7 +28,7 @@ import (
 //
 //	ClusterIP:port → the Service with that ClusterIP and port
 //	              → the Service port's targetPort (number or container port name)
-//	              → a pod the pod runner runs (podrunner.go) whose labels match
+//	              → a pod the pod runner runs (runner.go) whose labels match
 //	                the Service's selector, Ready ones first
 //	              → the loopback port the runner gave that container port
 //
@@ -253,38 +252,6 @@ func hasClusterIP(svc *corev1.Service, ip string) bool {
 	}
 	return false
 }
-
-// startEgress starts the egress proxy of a local cluster (Options.Egress) and
-// writes the API server's egress configuration; backends may be set later
-// (the pod runner starts after the API server). In a detached cluster the
-// agent process serves the socket instead (see RunAgent).
-func (e *Env) startEgress() error {
-	if !e.opts.Egress {
-		return nil
-	}
-	socket := filepath.Join(e.Dir, egressSocketFile)
-	if err := writeEgressConfig(e.egressConfigPath(), socket); err != nil {
-		return err
-	}
-	if e.opts.Detach {
-		return nil
-	}
-	logFile, err := os.OpenFile(filepath.Join(e.Dir, egressLogFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	e.net.egressLog = logFile
-	e.net.backends = &lateBackends{}
-	p, err := startEgressProxy(socket, e.Client, e.net.backends, e.logf, &syncWriter{w: logFile})
-	if err != nil {
-		return err
-	}
-	e.net.egress = p
-	e.logf("egress proxy on %s (the API server's cluster egress)", socket)
-	return nil
-}
-
-func (e *Env) egressConfigPath() string { return filepath.Join(e.Dir, egressConfigFile) }
 
 // lateBackends is a backendFinder set once the pod runner runs.
 type lateBackends struct {

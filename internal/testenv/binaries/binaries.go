@@ -1,0 +1,212 @@
+// Package binaries builds the binaries testenv runs from Go modules, on first
+// use, and caches them outside the repository by name and version
+// (${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-aiplatform/bin/<name>-<version>),
+// one builder at a time across processes (a file lock).
+package binaries
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
+)
+
+// Spec says how to build one binary. Exactly one way applies:
+//   - Module "" : `go build Package` in the repository's tools/ module
+//     (its go.mod pins the version);
+//   - Install: `go install Module/Package@Version`, the module built as its
+//     own main module, with its own go.mod and without our replace directives;
+//   - otherwise `go build Package` in Module@Version's directory of the module
+//     cache: the module is the main module, with its own go.mod and go.sum, as
+//     with `go install` — which the module proxy can refuse (for
+//     sigs.k8s.io/lws its deprecation check lists the module's versions, and
+//     the list is 403 here).
+type Spec struct {
+	Name      string // the cached file is <Name>-<Version>
+	Version   string
+	Module    string // module path; "" for the repository's tools/ module
+	Package   string // main package: an import path, or relative to the module's directory
+	LDFlags   string
+	Install   bool
+	ColdBuild string // rough cold build time on a 2-core machine, shown while building
+}
+
+// FileName is the cached binary's name, e.g. "kube-apiserver-v1.36.3".
+func (s Spec) FileName() string { return s.Name + "-" + s.Version }
+
+// Paths maps binary names to the paths of built binaries.
+type Paths map[string]string
+
+// Ensure returns the paths of the given binaries in Dir, building the missing
+// ones first. A lock file in Dir makes concurrent callers (parallel test
+// packages) wait for one build instead of running their own. Progress goes to
+// log (os.Stderr when nil).
+func Ensure(ctx context.Context, log io.Writer, specs ...Spec) (Paths, error) {
+	if log == nil {
+		log = os.Stderr
+	}
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	bins := Paths{}
+	var missing []Spec
+	for _, s := range specs {
+		bins[s.Name] = filepath.Join(dir, s.FileName())
+		if !isFile(bins[s.Name]) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) == 0 {
+		return bins, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := lockFile(ctx, log, filepath.Join(dir, ".build.lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	for _, s := range missing {
+		if isFile(bins[s.Name]) { // built by whoever held the lock before us
+			continue
+		}
+		if err := build(ctx, log, s, bins[s.Name]); err != nil {
+			return nil, err
+		}
+	}
+	return bins, nil
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// lockFile takes an exclusive flock on path, polling so that ctx can cancel
+// the wait, and returns the function that releases it.
+func lockFile(ctx context.Context, log io.Writer, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	unlock := func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }
+	announced := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return unlock, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("testenv: lock %s: %w", path, err)
+		}
+		if !announced {
+			fmt.Fprintf(log, "testenv: another process is building binaries, waiting for %s\n", path)
+			announced = true
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// command is the go command that builds s into out.
+func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
+	switch {
+	case s.Module == "":
+		repo, err := RepoRoot()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"build"}
+		if s.LDFlags != "" {
+			args = append(args, "-ldflags", s.LDFlags)
+		}
+		cmd := exec.CommandContext(ctx, "go", append(args, "-o", out, s.Package)...)
+		cmd.Dir = filepath.Join(repo, "tools")
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		return cmd, nil
+	case s.Install:
+		cmd := exec.CommandContext(ctx, "go", "install", s.Module+"/"+s.Package+"@"+s.Version)
+		cmd.Dir = tmp
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOBIN="+tmp)
+		return cmd, nil
+	default:
+		dir, err := ModuleDir(ctx, s.Module, s.Version)
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", s.LDFlags, "-o", out, s.Package)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
+		return cmd, nil
+	}
+}
+
+// build builds one binary into dst: into a temporary name first, renamed
+// into place only when complete, so a reader never sees half a binary.
+func build(ctx context.Context, log io.Writer, s Spec, dst string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".build-"+s.Name+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	out := filepath.Join(tmp, s.Name)
+	if s.Install { // go install names the binary after its package
+		out = filepath.Join(tmp, path.Base(s.Package))
+	}
+	cmd, err := command(ctx, s, tmp, out)
+	if err != nil {
+		return err
+	}
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+
+	cold := s.ColdBuild
+	if cold == "" {
+		cold = "a few minutes"
+	}
+	fmt.Fprintf(log, "testenv: building %s %s (cold: %s)…\n", s.Name, s.Version, cold)
+	start := time.Now()
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("testenv: building %s: %w", s.Name, err)
+	}
+	go func() { done <- cmd.Wait() }()
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-tick.C:
+			fmt.Fprintf(log, "testenv: still building %s (%s)\n", s.Name, time.Since(start).Round(time.Second))
+		case err = <-done:
+			waiting = false
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("testenv: building %s: %w\n%s", s.Name, err, process.Tail(output.String(), 40))
+	}
+	if err := os.Chmod(out, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(out, dst); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "testenv: built %s in %s\n", s.Name, time.Since(start).Round(time.Second))
+	return nil
+}

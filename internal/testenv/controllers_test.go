@@ -1,0 +1,87 @@
+package testenv
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
+)
+
+// Every registered controller names a chart that loads (its module in the
+// module cache, or the stand-in in testdata), an install namespace, a
+// release name and the API it serves; with CRDs to add, a directory of them.
+func TestControllerCharts(t *testing.T) {
+	env := &Env{Dir: t.TempDir()}
+	for _, a := range podrunner.Adapters {
+		t.Run(a.Name, func(t *testing.T) {
+			if a.Install.Namespace == "" || a.Install.Release == "" || a.Install.Serves == "" {
+				t.Errorf("install: %+v", a.Install)
+			}
+			if _, err := a.Install.Chart.Path(context.Background()); err != nil && a.Install.Chart.Module != "" {
+				t.Skipf("no module: %v", err)
+			}
+			ch, err := env.chart(context.Background(), a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch.Metadata.Name == "" {
+				t.Errorf("chart without a name: %+v", ch.Metadata)
+			}
+			if a.Install.CRDs != (podrunner.Source{}) && len(ch.CRDObjects()) == 0 {
+				t.Errorf("chart %s: no CRDs from %+v", ch.Metadata.Name, a.Install.CRDs)
+			}
+		})
+	}
+}
+
+// Kueue(frameworks...) writes the frameworks into the chart's manager
+// configuration, keeps its other settings, and manages no Job without a
+// queue name.
+func TestKueueControllerValues(t *testing.T) {
+	ch, err := (&Env{Dir: t.TempDir()}).chart(context.Background(), podrunner.Kueue)
+	if err != nil {
+		t.Skipf("no Kueue chart: %v", err)
+	}
+	values, err := Kueue("batch/job", "ray.io/raycluster").values(ch.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := values["managerConfig"].(map[string]any)["controllerManagerConfigYaml"].(string)
+	var cfg struct {
+		APIVersion     string
+		Kind           string
+		LeaderElection struct{ LeaderElect *bool }
+		Integrations   struct{ Frameworks []string }
+		Webhook        struct{ Port int }
+
+		ManageJobsWithoutQueueName *bool
+	}
+	if err := yaml.Unmarshal([]byte(doc), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.APIVersion != "config.kueue.x-k8s.io/v1beta2" || cfg.Kind != "Configuration" ||
+		!slices.Equal(cfg.Integrations.Frameworks, []string{"batch/job", "ray.io/raycluster"}) ||
+		cfg.ManageJobsWithoutQueueName == nil || *cfg.ManageJobsWithoutQueueName ||
+		cfg.Webhook.Port != 9443 || cfg.LeaderElection.LeaderElect == nil {
+		t.Errorf("configuration:\n%s", doc)
+	}
+	def, err := Kueue().values(ch.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := def["managerConfig"].(map[string]any)["controllerManagerConfigYaml"].(string); !yamlHasFrameworks(t, d, DefaultKueueFrameworks) {
+		t.Errorf("default frameworks:\n%s", d)
+	}
+}
+
+func yamlHasFrameworks(t *testing.T, doc string, want []string) bool {
+	t.Helper()
+	var cfg struct{ Integrations struct{ Frameworks []string } }
+	if err := yaml.Unmarshal([]byte(doc), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return slices.Equal(cfg.Integrations.Frameworks, want)
+}

@@ -1,0 +1,128 @@
+package podrunner
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"k8s.io/client-go/dynamic"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+)
+
+// Adapter runs the controller of one container image as a local process.
+// Adding a controller is one file, adapter_<name>.go, that declares an
+// Adapter and one line in Adapters:
+//
+//   - Image: the container images it takes over (kwok leaves their pods to
+//     the runner);
+//   - Binary: how testenv builds the controller (module@version, main package,
+//     -ldflags), cached by name and version (package binaries);
+//   - Prepare: how the pod's command line maps to a local one — it sets
+//     lp.args and the moved ports from the container and its projected
+//     volumes (adapter_config.go has the shared moves: --config files,
+//     listen addresses, controller-runtime's webhook server);
+//   - Install: the chart testenv's Options.Controllers installs (a directory
+//     in the module cache, or a stand-in in testdata/charts), its namespace,
+//     release name and default values; Answers: how to tell its webhooks
+//     answer.
+type Adapter struct {
+	Name   string
+	Binary binaries.Spec
+	Image  *regexp.Regexp // matches the container's image
+	// Prepare sets lp.args and lp.ports from lp.container and the projected
+	// volumes (lp.localPath), allocating loopback ports with
+	// process.FreePorts. It runs once per pod, before the first start.
+	Prepare func(lp *localPod) error
+
+	// Install is how testenv's Options.Controllers installs the controller:
+	// its chart, the release's namespace and name, default values.
+	Install Install
+	// Answers returns nil once the API server gets answers from the
+	// controller's webhooks (dry-run creates through them); nil when it has
+	// none to wait for.
+	Answers func(ctx context.Context, client dynamic.Interface) error
+}
+
+// Install says where a controller's chart comes from and how it is
+// installed.
+type Install struct {
+	Chart Source // the chart's directory
+	// CRDs, when set, is a directory of CRDs copied into the chart's crds/
+	// (a stand-in chart in testdata ships none).
+	CRDs      Source
+	Namespace string
+	Release   string
+	Values    map[string]any // default values
+	// Serves is an API group version the controller's CRDs serve: an
+	// external cluster (TESTENV_KUBECONFIG) must serve it.
+	Serves string
+}
+
+// Source is a directory in a module of the Go module cache (Module@Version),
+// or, with Module "", in this repository.
+type Source struct {
+	Module, Version, Dir string
+}
+
+// Path is the source's directory on this machine.
+func (s Source) Path(ctx context.Context) (string, error) {
+	root, err := binaries.RepoRoot()
+	if s.Module != "" {
+		root, err = binaries.ModuleDir(ctx, s.Module, s.Version)
+	}
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, filepath.FromSlash(s.Dir)), nil
+}
+
+// ByName is the registered adapter of that name, nil if none.
+func ByName(name string) *Adapter {
+	for _, a := range Adapters {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// Adapters are the registered adapters, one line per controller; the runner
+// uses those whose binary it has.
+var Adapters = []*Adapter{
+	Kueue,   // adapter_kueue.go
+	LWS,     // adapter_lws.go
+	KubeRay, // adapter_kuberay.go
+}
+
+// Specs are the binaries of every adapter.
+func Specs() []binaries.Spec {
+	var out []binaries.Spec
+	for _, a := range Adapters {
+		out = append(out, a.Binary)
+	}
+	return out
+}
+
+// active are the adapters whose binary is in bins.
+func active(bins binaries.Paths) []*Adapter {
+	var out []*Adapter
+	for _, a := range Adapters {
+		if bins[a.Binary.Name] != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// ImagePattern is a regular expression matching the images the pod runner
+// takes over with the binaries in bins (for kwok's pod-ready stage to leave
+// alone).
+func ImagePattern(bins binaries.Paths) string {
+	var alts []string
+	for _, a := range active(bins) {
+		alts = append(alts, "(?:"+a.Image.String()+")")
+	}
+	return strings.Join(alts, "|")
+}

@@ -1,0 +1,154 @@
+package podrunner
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+
+	"context"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"strings"
+)
+
+// LWS's module and the version of its controller testenv builds and runs.
+const (
+	LWSModule  = "sigs.k8s.io/lws"
+	LWSVersion = "v0.7.0"
+)
+
+// LWS runs the LeaderWorkerSet controller of a pod from LWS's chart
+// (charts/lws of the module, or its kustomize manifests): image
+// registry.k8s.io/lws/lws (the chart's default, tag "main" or the release)
+// or its staging image, run with the testenv-built controller (LWSVersion),
+// the chart's configuration file (its ConfigMap, mounted with --config) and
+// the webhook certificates LWS's internal cert management writes into the
+// chart's Secret lws-webhook-server-cert (the mounted certDir).
+//
+// What changes, and why:
+//   - webhook, health probe and metrics listen on free loopback ports instead
+//     of :9443, :8081, :8443; the egress proxy maps the webhook Service's
+//     targetPort (9443) to the moved port, the runner probes /readyz on its
+//     moved port;
+//   - paths point at the projected volumes: --config, webhook.certDir;
+//   - --kubeconfig with the pod's service account token (in a pod:
+//     in-cluster configuration), so LWS works with the chart's RBAC.
+//
+// The namespace cannot be moved: LWS v0.7 reads it only from the fixed
+// in-pod path /var/run/secrets/kubernetes.io/serviceaccount/namespace and
+// otherwise uses lws-system, for its leader election lease and for the
+// Secret and Service its cert management works with (no flag or setting
+// changes that). The chart's CRD, too, names lws-system for its conversion
+// webhook. So the adapter runs LWS pods in lws-system only and reports any
+// other namespace in the pod's status.
+var LWS = &Adapter{
+	Name: "lws",
+	Binary: binaries.Spec{Name: "lws-controller", Version: LWSVersion, Module: LWSModule, Package: "./cmd", ColdBuild: "~2-6 min",
+		LDFlags: "-X sigs.k8s.io/lws/pkg/version.GitVersion=" + LWSVersion}, // unstamped, it calls itself v0.0.0-main
+	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
+	Prepare: prepareLWSPod,
+	Install: Install{
+		Chart:     Source{Module: LWSModule, Version: LWSVersion, Dir: "charts/lws"},
+		Namespace: lwsNamespace, Release: "lws", Serves: "leaderworkerset.x-k8s.io/v1",
+		Values: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "256Mi"}}},
+	},
+	Answers: lwsAnswers,
+}
+
+// lwsNamespace is the namespace LWS uses outside a pod (its
+// utils.GetOperatorNamespace).
+const lwsNamespace = "lws-system"
+
+func prepareLWSPod(lp *localPod) error {
+	pod, _, _ := lp.state()
+	if pod.Namespace != lwsNamespace {
+		return fmt.Errorf("LWS %s reads its namespace only from the in-pod path /var/run/secrets/kubernetes.io/serviceaccount/namespace, else uses %s; run outside a pod it cannot work in namespace %s", LWSVersion, lwsNamespace, pod.Namespace)
+	}
+	args := slices.Clone(lp.container.Args)
+	cfg, configAt, err := lp.configArg(args)
+	if err != nil {
+		return err
+	}
+	if configAt < 0 {
+		// LWS's defaults, written out so the ports can be moved.
+		cfg = map[string]any{"apiVersion": "config.lws.x-k8s.io/v1alpha1", "kind": "Configuration"}
+		args = append(args, "")
+		configAt = len(args) - 1
+	}
+
+	free, err := process.FreePorts(3)
+	if err != nil {
+		return err
+	}
+	if err := lp.moveWebhookServer(cfg, free[0]); err != nil {
+		return err
+	}
+
+	// The deprecated flags override the configuration: moved where set.
+	health, metrics := configSection(cfg, "health"), configSection(cfg, "metrics")
+	for _, m := range []struct {
+		sec       map[string]any
+		key, flag string
+		def       string
+		local     int
+	}{
+		{health, "healthProbeBindAddress", "--health-probe-bind-address", ":8081", free[1]},
+		{metrics, "bindAddress", "--metrics-bind-address", ":8443", free[2]},
+	} {
+		if err := lp.moveConfigAddr(m.sec, m.key, m.def, m.local); err != nil {
+			return err
+		}
+		if err := lp.moveFlag(args, m.flag, m.local); err != nil {
+			return err
+		}
+	}
+
+	if err := lp.writeConfig(cfg, args, configAt, "controller_manager_config.yaml"); err != nil {
+		return err
+	}
+	lp.args = append(args, "--kubeconfig="+filepath.Join(lp.dir, "kubeconfig"))
+	return nil
+}
+
+// lwsAnswers dry-run creates a LeaderWorkerSet, which goes through LWS's
+// mutating and validating webhooks for LeaderWorkerSets, and a pod labelled
+// as a LeaderWorkerSet's, which goes through its pod webhooks. The pod lacks
+// the annotations of a real group's pod, so the pod webhook denies it: a
+// denial is an answer.
+func lwsAnswers(ctx context.Context, client dynamic.Interface) error {
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	container := map[string]any{"name": "probe", "image": "probe"}
+	lws := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "leaderworkerset.x-k8s.io/v1",
+		"kind":       "LeaderWorkerSet",
+		"metadata":   map[string]any{"name": "testenv-probe", "namespace": "default"},
+		"spec": map[string]any{"leaderWorkerTemplate": map[string]any{
+			"workerTemplate": map[string]any{"spec": map[string]any{"containers": []any{container}}},
+		}},
+	}}
+	// Admission runs before the storage's existence check, so AlreadyExists
+	// is an answer too.
+	if _, err := client.Resource(schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}).Namespace("default").Create(ctx, lws, dryRun); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("dry-run create of a LeaderWorkerSet: %w", err)
+	}
+	pod := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Pod",
+		"metadata": map[string]any{
+			"name": "testenv-probe", "namespace": "default",
+			"labels": map[string]any{"leaderworkerset.sigs.k8s.io/name": "testenv-probe"},
+		},
+		"spec": map[string]any{"containers": []any{container}},
+	}}
+	_, err := client.Resource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace("default").Create(ctx, pod, dryRun)
+	if err != nil && !apierrors.IsAlreadyExists(err) && !strings.Contains(err.Error(), "denied the request") {
+		return fmt.Errorf("dry-run create of a LeaderWorkerSet's pod: %w", err)
+	}
+	return nil
+}

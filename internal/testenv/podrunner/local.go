@@ -1,0 +1,134 @@
+package podrunner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
+)
+
+// Local is the egress proxy and the pod runner of a cluster, run inside the
+// process that started it.
+type Local struct {
+	egress    *egressProxy
+	egressLog *os.File
+	backends  *lateBackends
+	runner    *podRunner
+}
+
+// EgressConfigPath is the API server's egress configuration in dir
+// (--egress-selector-config-file), written by WriteEgressConfig.
+func EgressConfigPath(dir string) string { return filepath.Join(dir, egressConfigFile) }
+
+// WriteEgressConfig writes the API server's egress configuration of the
+// cluster in dir: its calls to Services go to the proxy's socket in dir.
+func WriteEgressConfig(dir string) error {
+	return writeEgressConfig(EgressConfigPath(dir), filepath.Join(dir, egressSocketFile))
+}
+
+// StartEgress starts the egress proxy on dir's socket; backends are set
+// later, by StartRunner (the pod runner starts after the API server).
+func (l *Local) StartEgress(dir string, client kubernetes.Interface, logf func(string, ...any)) error {
+	socket := filepath.Join(dir, egressSocketFile)
+	logFile, err := os.OpenFile(filepath.Join(dir, egressLogFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	l.egressLog = logFile
+	l.backends = &lateBackends{}
+	p, err := startEgressProxy(socket, client, l.backends, logf, &syncWriter{w: logFile})
+	if err != nil {
+		return err
+	}
+	l.egress = p
+	logf("egress proxy on %s (the API server's cluster egress)", socket)
+	return nil
+}
+
+// StartRunner starts the pod runner with the adapters whose binary is in
+// bins, and returns their names.
+func (l *Local) StartRunner(client kubernetes.Interface, host string, ca []byte, dir string, bins binaries.Paths, logf func(string, ...any)) []string {
+	r := newPodRunner(client, host, ca, dir, bins, logf)
+	r.start()
+	l.runner = r
+	if l.backends != nil {
+		l.backends.set(r)
+	}
+	names := []string{}
+	for _, a := range r.adapters {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// Stop stops the pod runner's processes and the egress proxy.
+func (l *Local) Stop() {
+	if l.runner != nil {
+		l.runner.stop()
+	}
+	if l.egress != nil {
+		l.egress.close()
+	}
+	if l.egressLog != nil {
+		_ = l.egressLog.Close()
+	}
+}
+
+// Agent is the process that serves the egress socket and runs the
+// pod runner for a detached cluster (`testenv up`), which outlives the
+// process that called Start: the calling program itself, run as
+// `<program> agent <dir>`, which must call RunAgent (cmd/testenv does).
+const Agent = "testenv-agent"
+
+// RunAgent serves the egress proxy and the pod runner of the detached cluster
+// in dir until ctx ends, then stops the processes it started. `testenv agent
+// <dir>` calls it; testenv.Start starts that for Options.Detach with PodRunner.
+func RunAgent(ctx context.Context, dir string, log io.Writer) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	bins, err := binaries.Ensure(ctx, log, Specs()...)
+	if err != nil {
+		return err
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(log, "testenv agent: "+format+"\n", args...) }
+	r := newPodRunner(client, cfg.Host, cfg.CAData, dir, bins, logf)
+	logFile, err := os.OpenFile(filepath.Join(dir, egressLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	p, err := startEgressProxy(filepath.Join(dir, egressSocketFile), client, r, logf, &syncWriter{w: logFile})
+	if err != nil {
+		return err
+	}
+	r.start()
+	logf("serving %s and running pods", filepath.Join(dir, egressSocketFile))
+	<-ctx.Done()
+	r.stop()
+	p.close()
+	logf("stopped")
+	return nil
+}
+
+// Processes lists the processes the pod runner runs for pods, named
+// "pod <namespace>/<name>".
+func (l *Local) Processes() []process.Process {
+	if l.runner == nil {
+		return nil
+	}
+	return l.runner.processes()
+}

@@ -175,23 +175,35 @@ func (p Preview) Lines() []string {
 }
 
 // ConflictText says which fields a forced apply would take from whom and
-// what else it would change, for an error or a warning that would otherwise
-// only suggest force_conflicts.
+// every change it would make to the live object — the taken fields' new
+// values and, marked, whatever lies beyond the resource's attributes — for
+// an error or a warning that would otherwise only suggest force_conflicts.
 func (p Preview) ConflictText() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: fields owned by another field manager:\n", p.Object)
 	for _, c := range p.Conflicts {
 		fmt.Fprintf(&b, "  %s (%s)\n", strings.TrimPrefix(c.Field, "."), c.Message)
 	}
-	if len(p.Unmanaged) == 0 {
-		b.WriteString("Taking them with force_conflicts = true changes nothing else in the live object.")
+	unmanaged := map[string]bool{}
+	for _, ch := range p.Unmanaged {
+		unmanaged[ch.Path] = true
+	}
+	var lines []string
+	for _, ch := range p.Changes {
+		if !unmanaged[ch.Path] {
+			lines = append(lines, fmt.Sprintf("  %s: %s → %s", ch.Path, ch.Live, ch.Want))
+		}
+	}
+	for _, l := range p.Lines() {
+		lines = append(lines, "  "+l+"   (beyond this resource's attributes)")
+	}
+	if len(lines) == 0 {
+		b.WriteString("Taking them with force_conflicts = true changes nothing in the live object.")
 		return b.String()
 	}
-	b.WriteString("Taking them with force_conflicts = true would also change, beyond this resource's attributes:\n")
-	for _, l := range p.Lines() {
-		b.WriteString("  " + l + "\n")
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	b.WriteString("Taking them with force_conflicts = true would change the live object:\n")
+	b.WriteString(strings.Join(lines, "\n"))
+	return b.String()
 }
 
 // listKeys name the elements of a list by the list's field: the merge keys

@@ -30,8 +30,9 @@ const deleteTimeout = 5 * time.Minute
 
 // ClusterMeta is embedded in the model of a cluster-scoped object.
 type ClusterMeta struct {
-	ID   types.String `tfsdk:"id"`
-	Name types.String `tfsdk:"name"`
+	ID                types.String `tfsdk:"id"`
+	Name              types.String `tfsdk:"name"`
+	AcceptLiveChanges types.List   `tfsdk:"accept_live_changes"`
 }
 
 // ObjectRef names the object.
@@ -45,9 +46,10 @@ func (m *ClusterMeta) SetObjectRef(r kube.Ref) {
 
 // NamespacedMeta is embedded in the model of a namespaced object.
 type NamespacedMeta struct {
-	ID        types.String `tfsdk:"id"`
-	Namespace types.String `tfsdk:"namespace"`
-	Name      types.String `tfsdk:"name"`
+	ID                types.String `tfsdk:"id"`
+	Namespace         types.String `tfsdk:"namespace"`
+	Name              types.String `tfsdk:"name"`
+	AcceptLiveChanges types.List   `tfsdk:"accept_live_changes"`
 }
 
 // ObjectRef names the object.
@@ -137,20 +139,24 @@ func (r *Resource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 			resp.Plan.Raw = req.State.Raw
 		}
 	}()
-	if r.spec.ModifyPlan == nil {
-		return // nothing to compute
-	}
 	var m T
 	// A plan with values unknown until apply (whole lists from other
 	// resources) cannot be decoded; its derived values stay unknown.
 	if d := req.Plan.Get(ctx, &m); d.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.spec.ModifyPlan(ctx, r.client, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if r.spec.ModifyPlan != nil {
+		resp.Diagnostics.Append(r.spec.ModifyPlan(ctx, r.client, &m)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+	// What the apply would do to the live object beyond the attributes.
+	r.previewLive(ctx, req, resp, &m)
 }
 
 // sameExceptUnknown reports whether plan equals state wherever plan is known.
@@ -218,6 +224,7 @@ func (r *Resource[T, P]) Schema(_ context.Context, _ resource.SchemaRequest, res
 			Validators:          []validator.String{validators.DNSLabel()},
 		}
 	}
+	attrs[acceptAttribute] = acceptSchema()
 	for k, v := range r.spec.Attributes {
 		attrs[k] = v
 	}

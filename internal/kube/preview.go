@@ -176,7 +176,7 @@ func (p Preview) Lines() []string {
 
 // ConflictText says which fields a forced apply would take from whom and
 // every change it would make to the live object — the taken fields' new
-// values and, marked, whatever lies beyond the resource's attributes — for
+// values and, marked, whatever the resource's own changes do not show — for
 // an error or a warning that would otherwise only suggest force_conflicts.
 func (p Preview) ConflictText() string {
 	var b strings.Builder
@@ -195,7 +195,7 @@ func (p Preview) ConflictText() string {
 		}
 	}
 	for _, l := range p.Lines() {
-		lines = append(lines, "  "+l+"   (beyond this resource's attributes)")
+		lines = append(lines, "  "+l+"   (not among the changes the resource shows)")
 	}
 	if len(lines) == 0 {
 		b.WriteString("Taking them with force_conflicts = true changes nothing in the live object.")
@@ -317,6 +317,22 @@ func LeafPaths(obj map[string]any) []string {
 	}
 	walk("", k)
 	sort.Strings(out)
+	return out
+}
+
+// ChangedPaths lists the paths, in Change.Path's notation, where object to
+// differs from object from: given the object a resource's prior state
+// writes and the one its plan writes, the fields its plan shows changing —
+// the managed paths to give PreviewApply so that it reports every other
+// change, including a field the resource writes but reads back imperfectly
+// (a request taken for a limit), as one the plan does not show.
+func ChangedPaths(from, to map[string]any) []string {
+	a, b := keyLists(normalize(from), normalize(to), "")
+	changes := Compare(a.(map[string]any), b.(map[string]any), false)
+	out := make([]string, len(changes))
+	for i, ch := range changes {
+		out[i] = ch.Path
+	}
 	return out
 }
 

@@ -24,11 +24,12 @@ func acceptSchema() schema.Attribute {
 	return schema.ListAttribute{
 		Optional:    true,
 		ElementType: types.StringType,
-		MarkdownDescription: "Live fields beyond this resource's attributes that an apply may change or remove. " +
-			"Every plan of an existing object dry-runs the apply and compares the result with the live object; " +
-			"a change outside the fields the resource's attributes set (for example the volumes of an atomic list " +
-			"taken over with `force_conflicts`, or a field another field manager added) is refused unless a path " +
-			"listed here is the changed field or above it. Paths are written as the plan's warning names them, " +
+		MarkdownDescription: "Live fields an apply may change or remove although the plan's attribute changes do not show them. " +
+			"Every plan that updates an existing object dry-runs the apply and compares the result with the live object; " +
+			"a change to a field that no planned attribute change writes (for example the volumes of an atomic list " +
+			"taken over with `force_conflicts`, a field another field manager added, or a value the live object holds " +
+			"that the resource's attributes cannot express) is refused unless a path listed here is the changed field " +
+			"or above it. Paths are written as the plan's warning names them, " +
 			"e.g. `spec.workerGroupSpecs[\"groupName=gpu\"].template.spec.volumes`; `[*]` stands for any one element " +
 			"or key. Accepted changes are still shown as a warning.",
 		Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
@@ -82,7 +83,11 @@ func (r *Resource[T, P]) previewLive(ctx context.Context, req resource.ModifyPla
 		force = forced || force
 	}
 	obj := kube.NewObject(r.spec.Kind, ref, fields)
-	managed := append(kube.LeafPaths(obj.Object), kube.LeafPaths(kube.NewObject(r.spec.Kind, P(&prior).ObjectRef(), r.spec.Fields(&prior)).Object)...)
+	// What the plan shows changing: the fields where the object the prior
+	// state writes and the planned one differ. Any other live change — a
+	// field beyond the attributes, or one an attribute writes but its state
+	// did not reflect — is one the plan would not show.
+	managed := kube.ChangedPaths(kube.NewObject(r.spec.Kind, P(&prior).ObjectRef(), r.spec.Fields(&prior)).Object, obj.Object)
 	p, err := r.client.PreviewApply(ctx, r.spec.Kind, obj, force, managed)
 	if err != nil {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Cannot preview the apply of %s %s", r.spec.Kind.Kind, ref),
@@ -110,12 +115,12 @@ func (r *Resource[T, P]) previewLive(ctx context.Context, req resource.ModifyPla
 		what = "This forced apply (force_conflicts)"
 	}
 	if len(refused) == 0 {
-		resp.Diagnostics.AddAttributeWarning(path.Root(acceptAttribute), fmt.Sprintf("Applying %s %s changes live fields beyond its attributes", r.spec.Kind.Kind, ref),
+		resp.Diagnostics.AddAttributeWarning(path.Root(acceptAttribute), fmt.Sprintf("Applying %s %s changes live fields its plan does not show", r.spec.Kind.Kind, ref),
 			what+" changes, as accept_live_changes allows:\n  "+strings.Join(p.Lines(), "\n  "))
 		return
 	}
-	resp.Diagnostics.AddAttributeError(path.Root(acceptAttribute), fmt.Sprintf("Applying %s %s would change live fields beyond its attributes", r.spec.Kind.Kind, ref),
-		what+" would change fields of the live object that this resource's attributes do not show:\n  "+strings.Join(refused, "\n  ")+
+	resp.Diagnostics.AddAttributeError(path.Root(acceptAttribute), fmt.Sprintf("Applying %s %s would change live fields its plan does not show", r.spec.Kind.Kind, ref),
+		what+" would change fields of the live object that the plan's attribute changes do not show:\n  "+strings.Join(refused, "\n  ")+
 			"\nPut them in the configuration, or list their paths in accept_live_changes to accept the change.")
 }
 

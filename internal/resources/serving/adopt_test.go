@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
 // adoptedRay is a RayCluster shaped like KubeRay's ray-cluster.complete.yaml
@@ -85,10 +85,68 @@ func adoptedRay(name string) *unstructured.Unstructured {
 func TestAccRayClusterAdoptForcedScaleShowsDrops(t *testing.T) {
 	env := acctest.Env(t)
 	rayNodes(t, env)
-	const name = "adopted"
-	obj := rayCluster("default", name)
+	adoptForcedScale(t, env, "aiplatform_ray_cluster", rayCluster("default", "adopted"), adoptedRay("adopted"),
+		`spec.workerGroupSpecs["groupName=small-group"].replicas`,
+		`spec.workerGroupSpecs["groupName=small-group"].template.spec.volumes`)
+}
+
+// An adopted LeaderWorkerSet shaped like LWS's leaderworkerset sample
+// (worker container nginx, requests ≠ limits, a port) plus a Secret env
+// var, a volume and a sidecar: import, empty plan, untouched; a forced
+// scale is refused with every field it would change beyond replicas, among
+// them the container the typed model adds beside nginx (named main).
+func TestAccLWSGroupAdoptForcedScaleShowsDrops(t *testing.T) {
+	env := acctest.Env(t)
+	adoptForcedScale(t, env, "aiplatform_lws_group", lwsObject("default", "adopted"), adoptedLWS("adopted"),
+		`spec.replicas`, `spec.leaderWorkerTemplate.workerTemplate.spec.containers["name=main"]: (absent)`)
+}
+
+func adoptedLWS(name string) *unstructured.Unstructured {
+	nginx := func() map[string]any {
+		return map[string]any{
+			"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27",
+			"ports": []any{map[string]any{"containerPort": int64(8080)}},
+			"resources": map[string]any{
+				"requests": map[string]any{"cpu": "50m"},
+				"limits":   map[string]any{"cpu": "100m"},
+			},
+			"env": []any{map[string]any{"name": "API_KEY", "valueFrom": map[string]any{
+				"secretKeyRef": map[string]any{"name": "api-key", "key": "key", "optional": true}}}},
+			"volumeMounts": []any{map[string]any{"name": "cache", "mountPath": "/cache"}},
+		}
+	}
+	spec := func() map[string]any {
+		return map[string]any{
+			"containers": []any{nginx(), map[string]any{"name": "metrics", "image": "busybox:1.36", "args": []any{"sleep", "infinity"}}},
+			"volumes":    []any{map[string]any{"name": "cache", "emptyDir": map[string]any{}}},
+		}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+		"metadata": map[string]any{"name": name, "namespace": "default"},
+		"spec": map[string]any{
+			"replicas": int64(1),
+			"leaderWorkerTemplate": map[string]any{
+				"size":           int64(2),
+				"leaderTemplate": map[string]any{"spec": spec()},
+				"workerTemplate": map[string]any{"spec": spec()},
+			},
+		},
+	}}
+}
+
+// adoptForcedScale creates obj with another field manager (as kubectl
+// would), imports it with generated configuration and checks the empty plan
+// and the untouched live object; then scales replicas 1 → 2 with
+// force_conflicts: the plan must be refused, naming every field it would
+// change beyond the replicas (including mustShow); with exactly those
+// accepted, the apply changes them, replicas (at replicasPath), and nothing
+// else in the live object.
+func adoptForcedScale(t *testing.T, env *testenv.Env, typeName string, obj acctest.Object, created *unstructured.Unstructured, replicasPath string, mustShow ...string) {
+	t.Helper()
+	name := created.GetName()
 	client := env.Dynamic.Resource(obj.GVR).Namespace("default")
-	if _, err := client.Create(context.Background(), adoptedRay(name), metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
+	if _, err := client.Create(context.Background(), created, metav1.CreateOptions{FieldManager: "kubectl-client-side-apply"}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Delete(context.Background(), name, metav1.DeleteOptions{}) })
@@ -106,7 +164,7 @@ func TestAccRayClusterAdoptForcedScaleShowsDrops(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(dir, "main.tf", provider("")+"import {\n  to = aiplatform_ray_cluster.adopted\n  id = \"default/"+name+"\"\n}\n")
+	write(dir, "main.tf", provider("")+"import {\n  to = "+typeName+".adopted\n  id = \"default/"+name+"\"\n}\n")
 	w := acctest.NewWorkspace(t, env, dir)
 	if out, err := w.Run("plan", "-generate-config-out=generated.tf"); err != nil {
 		t.Fatal(out, err)
@@ -117,18 +175,11 @@ func TestAccRayClusterAdoptForcedScaleShowsDrops(t *testing.T) {
 	if code, out := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after import: exit code %d, want 0\n%s", code, out)
 	}
-	untouched := func(what string, want *unstructured.Unstructured, except ...string) {
-		t.Helper()
-		live, err := obj.Get(env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b := specWithout(want, except), specWithout(live, except)
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("%s: live spec changed:\nbefore %v\nafter  %v", what, a, b)
-		}
+	if live, err := obj.Get(env); err != nil {
+		t.Fatal(err)
+	} else if changed := kube.ChangedPaths(before.Object, live.Object); len(changed) > 0 {
+		t.Fatalf("import, apply and plan changed the live object: %v", changed)
 	}
-	untouched("import and plan", before)
 
 	// Scale with force_conflicts.
 	gen, err := os.ReadFile(filepath.Join(w.Dir(), "generated.tf"))
@@ -143,15 +194,19 @@ func TestAccRayClusterAdoptForcedScaleShowsDrops(t *testing.T) {
 	write(w.Dir(), "main.tf", provider("  force_conflicts = true\n"))
 	out, err := w.Run("plan")
 	if err == nil {
-		t.Fatalf("a forced scale that drops live fields was planned without acceptance:\n%s", out)
+		t.Fatalf("a forced scale that changes unplanned live fields was planned without acceptance:\n%s", out)
 	}
 	flat := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{"its plan does not show", `spec.workerGroupSpecs["groupName=small-group"].template.spec.volumes`, "accept_live_changes"} {
+	for _, want := range append([]string{"its plan does not show", "accept_live_changes"}, mustShow...) {
 		if !strings.Contains(flat, want) {
 			t.Errorf("refusal lacks %q:\n%s", want, out)
 		}
 	}
-	untouched("refused plan", before)
+	if live, err := obj.Get(env); err != nil {
+		t.Fatal(err)
+	} else if changed := kube.ChangedPaths(before.Object, live.Object); len(changed) > 0 {
+		t.Fatalf("the refused plan changed the live object: %v", changed)
+	}
 
 	// Accept exactly the shown fields.
 	shown := regexp.MustCompile(`(spec\.[^\s:]+):\s`).FindAllStringSubmatch(out, -1)
@@ -162,9 +217,6 @@ func TestAccRayClusterAdoptForcedScaleShowsDrops(t *testing.T) {
 			seen[m[1]] = true
 			accept = append(accept, `"`+strings.ReplaceAll(m[1], `"`, `\"`)+`"`)
 		}
-	}
-	if len(accept) == 0 {
-		t.Fatalf("no field paths in the refusal:\n%s", out)
 	}
 	t.Logf("refusal:\n%s", out)
 	accepted := regexp.MustCompile(`(?m)^(\s*accept_live_changes\s*=\s*)null\s*$`).ReplaceAllString(scaled, "${1}["+strings.Join(accept, ", ")+"]")
@@ -179,12 +231,8 @@ func TestAccRayClusterAdoptForcedScaleShowsDrops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups, _, _ := unstructured.NestedSlice(live.Object, "spec", "workerGroupSpecs")
-	if len(groups) != 1 || groups[0].(map[string]any)["replicas"] != int64(2) {
-		t.Fatalf("worker groups after the scale: %v", groups)
-	}
 	// Exactly the shown fields and the planned replicas changed.
-	want := map[string]bool{`spec.workerGroupSpecs["groupName=small-group"].replicas`: true}
+	want := map[string]bool{replicasPath: true}
 	for p := range seen {
 		want[p] = true
 	}
@@ -197,13 +245,4 @@ func TestAccRayClusterAdoptForcedScaleShowsDrops(t *testing.T) {
 	for p := range want {
 		t.Errorf("the plan showed %s changing, but it did not", p)
 	}
-}
-
-// specWithout is obj's spec without the named top-level spec fields.
-func specWithout(obj *unstructured.Unstructured, except []string) map[string]any {
-	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	for _, k := range except {
-		delete(spec, k)
-	}
-	return spec
 }

@@ -219,6 +219,12 @@ func templateIn(tmpl map[string]any, prior *podTemplateModel) *podTemplateModel 
 		if _, mine := priorEnv[name]; strings.HasPrefix(name, lwsEnvPrefix) && !mine {
 			continue
 		}
+		if _, ref := e["valueFrom"]; ref {
+			// A Secret, ConfigMap or field reference is not a value the
+			// typed env map can carry: read as "" it would be written
+			// back as an empty literal.
+			continue
+		}
 		v, _ := e["value"].(string)
 		env[name] = v
 	}

@@ -27,6 +27,7 @@ var volcanoQueueKind = kube.Kind{
 
 type volcanoQueueModel struct {
 	object.ClusterMeta
+	object.LiveChanges
 	Weight      types.Int64  `tfsdk:"weight"`
 	Capability  types.Map    `tfsdk:"capability"`
 	Deserved    types.Map    `tfsdk:"deserved"`

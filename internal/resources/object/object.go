@@ -30,9 +30,8 @@ const deleteTimeout = 5 * time.Minute
 
 // ClusterMeta is embedded in the model of a cluster-scoped object.
 type ClusterMeta struct {
-	ID                types.String `tfsdk:"id"`
-	Name              types.String `tfsdk:"name"`
-	AcceptLiveChanges types.List   `tfsdk:"accept_live_changes"`
+	ID   types.String `tfsdk:"id"`
+	Name types.String `tfsdk:"name"`
 }
 
 // ObjectRef names the object.
@@ -46,10 +45,9 @@ func (m *ClusterMeta) SetObjectRef(r kube.Ref) {
 
 // NamespacedMeta is embedded in the model of a namespaced object.
 type NamespacedMeta struct {
-	ID                types.String `tfsdk:"id"`
-	Namespace         types.String `tfsdk:"namespace"`
-	Name              types.String `tfsdk:"name"`
-	AcceptLiveChanges types.List   `tfsdk:"accept_live_changes"`
+	ID        types.String `tfsdk:"id"`
+	Namespace types.String `tfsdk:"namespace"`
+	Name      types.String `tfsdk:"name"`
 }
 
 // ObjectRef names the object.
@@ -65,11 +63,12 @@ func (m *NamespacedMeta) SetObjectRef(r kube.Ref) {
 }
 
 // Model is a resource model whose pointer names its object (through ClusterMeta
-// or NamespacedMeta).
+// or NamespacedMeta) and which embeds LiveChanges.
 type Model[T any] interface {
 	*T
 	ObjectRef() kube.Ref
 	SetObjectRef(kube.Ref)
+	acceptedLiveChanges() types.List
 }
 
 // Spec is everything that differs between two object resources.
@@ -106,6 +105,11 @@ type Spec[T any] struct {
 	BeforeApply func(ctx context.Context, m *T, fields map[string]any, live func() (map[string]any, error)) (force bool, err error)
 }
 
+type assertModel struct {
+	ClusterMeta
+	LiveChanges
+}
+
 // Resource is the generic Terraform resource for one Kubernetes object.
 type Resource[T any, P Model[T]] struct {
 	spec   Spec[T]
@@ -118,10 +122,10 @@ func New[T any, P Model[T]](spec Spec[T]) resource.Resource {
 }
 
 var (
-	_ resource.ResourceWithConfigure      = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
-	_ resource.ResourceWithImportState    = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
-	_ resource.ResourceWithValidateConfig = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
-	_ resource.ResourceWithModifyPlan     = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
+	_ resource.ResourceWithConfigure      = (*Resource[assertModel, *assertModel])(nil)
+	_ resource.ResourceWithImportState    = (*Resource[assertModel, *assertModel])(nil)
+	_ resource.ResourceWithValidateConfig = (*Resource[assertModel, *assertModel])(nil)
+	_ resource.ResourceWithModifyPlan     = (*Resource[assertModel, *assertModel])(nil)
 )
 
 func (r *Resource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {

@@ -36,10 +36,17 @@ func acceptSchema() schema.Attribute {
 	}
 }
 
-// accepted reads accept_live_changes from the plan.
-func accepted(ctx context.Context, resp *resource.ModifyPlanResponse) []string {
-	var l types.List
-	if d := resp.Plan.GetAttribute(ctx, path.Root(acceptAttribute), &l); d.HasError() || l.IsNull() || l.IsUnknown() {
+// LiveChanges is embedded in the model of every object resource: the
+// accept_live_changes attribute the generic path adds to its schema.
+type LiveChanges struct {
+	AcceptLiveChanges types.List `tfsdk:"accept_live_changes"`
+}
+
+func (l *LiveChanges) acceptedLiveChanges() types.List { return l.AcceptLiveChanges }
+
+// accepted is the model's accept_live_changes.
+func accepted(ctx context.Context, l types.List) []string {
+	if l.IsNull() || l.IsUnknown() {
 		return nil
 	}
 	var out []string
@@ -103,7 +110,7 @@ func (r *Resource[T, P]) previewLive(ctx context.Context, req resource.ModifyPla
 	if len(p.Unmanaged) == 0 {
 		return
 	}
-	accept := accepted(ctx, resp)
+	accept := accepted(ctx, P(m).acceptedLiveChanges())
 	var refused []string
 	for i, ch := range p.Unmanaged {
 		if !kube.Covered(ch.Path, accept) {

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func asAPIStatus(err error, out *apierrors.APIStatus) bool {
@@ -30,9 +32,11 @@ func (c *Client) explain(ctx context.Context, err error, verb string, k Kind, re
 		return fmt.Errorf("cannot %s: the API server does not serve %s/%s; is its CRD installed?", what, k.APIVersion(), k.Resource)
 	case apierrors.IsConflict(err):
 		if owners := conflictOwners(err); owners != "" {
-			return fmt.Errorf("cannot %s: fields this resource sets are owned by another field manager:\n%s\n"+
-				"Remove those fields from the configuration, have the other manager release them, "+
-				"or set force_conflicts = true in the provider block to take ownership", what, owners)
+			// Wrapped so Conflicts can read the causes. No advice to force
+			// here: what a forced apply would also change is only known
+			// from a dry run (see conflictError).
+			return &conflictError{err: err, msg: fmt.Sprintf("cannot %s: fields this resource sets are owned by another field manager:\n%s\n"+
+				"Remove those fields from the configuration or have the other manager release them", what, owners)}
 		}
 		return fmt.Errorf("cannot %s: %w", what, err)
 	case apierrors.IsForbidden(err):
@@ -49,6 +53,51 @@ func (c *Client) explain(ctx context.Context, err error, verb string, k Kind, re
 		return fmt.Errorf("cannot %s: cannot reach the Kubernetes API server at %s: %w", what, c.Host(), err)
 	}
 	return fmt.Errorf("cannot %s: %w", what, err)
+}
+
+// conflictError is an apply conflict explained; it unwraps to the server's
+// error so Conflicts can read its causes.
+type conflictError struct {
+	msg string
+	err error
+}
+
+func (e *conflictError) Error() string { return e.msg }
+func (e *conflictError) Unwrap() error { return e.err }
+
+// applyError explains an apply's error. A conflict is explained by a dry run
+// of the same apply, forced (see PreviewApply): which fields force_conflicts
+// would take from whom, and what else in the live object it would change —
+// so the advice to force never comes without its cost. obj is the applied
+// object (any value that marshals to one).
+func (c *Client) applyError(ctx context.Context, err error, k Kind, ref Ref, obj any) error {
+	explained := c.explain(ctx, err, "apply", k, ref)
+	if Conflicts(err) == nil {
+		return explained
+	}
+	u, uerr := toUnstructured(obj)
+	if uerr != nil {
+		return explained
+	}
+	p, perr := c.PreviewApply(ctx, k, u, false, LeafPaths(u.Object))
+	if perr != nil || !p.Forced() {
+		return &conflictError{err: err, msg: fmt.Sprintf("%s\n(What force_conflicts = true would change could not be computed: %v.)", explained, perr)}
+	}
+	return &conflictError{err: err, msg: fmt.Sprintf("cannot apply %s %q: %s\n"+
+		"Remove those fields from the configuration, have the other manager release them, or, if the changes above are intended, "+
+		"set force_conflicts = true in the provider block.", k.Kind, ref.String(), p.ConflictText())}
+}
+
+func toUnstructured(obj any) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	return u, u.UnmarshalJSON(b)
 }
 
 // conflictOwners lists "  .spec.x (owned by "kubectl-edit")" lines from an

@@ -195,7 +195,7 @@ func (c *Client) ApplyForce(ctx context.Context, k Kind, obj *unstructured.Unstr
 			}
 		}
 		if err != nil {
-			return nil, c.explain(ctx, err, "apply", kv, ref)
+			return nil, c.applyError(ctx, err, k, ref, obj)
 		}
 		convert(k, kv, live, false)
 		return live, nil

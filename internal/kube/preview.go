@@ -175,23 +175,35 @@ func (p Preview) Lines() []string {
 }
 
 // ConflictText says which fields a forced apply would take from whom and
-// what else it would change, for an error or a warning that would otherwise
-// only suggest force_conflicts.
+// every change it would make to the live object — the taken fields' new
+// values and, marked, whatever the resource's own changes do not show — for
+// an error or a warning that would otherwise only suggest force_conflicts.
 func (p Preview) ConflictText() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: fields owned by another field manager:\n", p.Object)
 	for _, c := range p.Conflicts {
 		fmt.Fprintf(&b, "  %s (%s)\n", strings.TrimPrefix(c.Field, "."), c.Message)
 	}
-	if len(p.Unmanaged) == 0 {
-		b.WriteString("Taking them with force_conflicts = true changes nothing else in the live object.")
+	unmanaged := map[string]bool{}
+	for _, ch := range p.Unmanaged {
+		unmanaged[ch.Path] = true
+	}
+	var lines []string
+	for _, ch := range p.Changes {
+		if !unmanaged[ch.Path] {
+			lines = append(lines, fmt.Sprintf("  %s: %s → %s", ch.Path, ch.Live, ch.Want))
+		}
+	}
+	for _, l := range p.Lines() {
+		lines = append(lines, "  "+l+"   (not among the changes the resource shows)")
+	}
+	if len(lines) == 0 {
+		b.WriteString("Taking them with force_conflicts = true changes nothing in the live object.")
 		return b.String()
 	}
-	b.WriteString("Taking them with force_conflicts = true would also change, beyond this resource's attributes:\n")
-	for _, l := range p.Lines() {
-		b.WriteString("  " + l + "\n")
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	b.WriteString("Taking them with force_conflicts = true would change the live object:\n")
+	b.WriteString(strings.Join(lines, "\n"))
+	return b.String()
 }
 
 // listKeys name the elements of a list by the list's field: the merge keys
@@ -305,6 +317,22 @@ func LeafPaths(obj map[string]any) []string {
 	}
 	walk("", k)
 	sort.Strings(out)
+	return out
+}
+
+// ChangedPaths lists the paths, in Change.Path's notation, where object to
+// differs from object from: given the object a resource's prior state
+// writes and the one its plan writes, the fields its plan shows changing —
+// the managed paths to give PreviewApply so that it reports every other
+// change, including a field the resource writes but reads back imperfectly
+// (a request taken for a limit), as one the plan does not show.
+func ChangedPaths(from, to map[string]any) []string {
+	a, b := keyLists(normalize(from), normalize(to), "")
+	changes := Compare(a.(map[string]any), b.(map[string]any), false)
+	out := make([]string, len(changes))
+	for i, ch := range changes {
+		out[i] = ch.Path
+	}
 	return out
 }
 

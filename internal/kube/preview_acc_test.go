@@ -218,4 +218,19 @@ func TestAccPreviewApplyConflicts(t *testing.T) {
 	if len(live.Spec.Template.Spec.Tolerations) != 2 || *live.Spec.Replicas != 1 {
 		t.Fatalf("the dry run changed the live object: %+v", live.Spec)
 	}
+
+	// The apply itself fails on the conflict, and its error says what
+	// force_conflicts would take and what else it would change.
+	_, err = c.Apply(ctx, deploymentKind, planned)
+	if err == nil {
+		t.Fatal("apply over another manager's fields succeeded without force")
+	}
+	if got := Conflicts(err); len(got) != 2 {
+		t.Errorf("Conflicts(apply error) = %+v", got)
+	}
+	for _, s := range []string{`"kubectl-create"`, "force_conflicts = true would change the live object", `spec.template.spec.tolerations: [{"key":"gpu","operator":"Exists"},{"key":"spot","operator":"Exists"}] → [{"key":"gpu","operator":"Exists"}]`} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("apply error lacks %q:\n%v", s, err)
+		}
+	}
 }

@@ -136,3 +136,26 @@ func TestManagedChange(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedPaths(t *testing.T) {
+	prior := map[string]any{"metadata": map[string]any{"name": "x", "resourceVersion": "1"}, "spec": map[string]any{
+		"replicas": int64(1),
+		"groups": []any{
+			map[string]any{"name": "a", "size": int64(1)},
+			map[string]any{"name": "b", "size": int64(2)},
+		}}}
+	planned := map[string]any{"metadata": map[string]any{"name": "x", "resourceVersion": "2"}, "spec": map[string]any{
+		"replicas": int64(2),
+		"groups": []any{
+			map[string]any{"name": "a", "size": int64(1)},
+			map[string]any{"name": "c", "size": int64(2)},
+		}}}
+	got := ChangedPaths(prior, planned)
+	want := []string{`spec.groups["name=b"]`, `spec.groups["name=c"]`, "spec.replicas"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ChangedPaths = %q, want %q", got, want)
+	}
+	if got := ChangedPaths(prior, prior); len(got) != 0 {
+		t.Fatalf("ChangedPaths of an object with itself = %q", got)
+	}
+}

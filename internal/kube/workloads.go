@@ -74,7 +74,7 @@ func (c *Client) ApplyPersistentVolumeClaim(ctx context.Context, pvc *corev1ac.P
 	ns := nsOf(pvc.Namespace)
 	live, err := typed.CoreV1().PersistentVolumeClaims(ns).Apply(ctx, pvc, c.applyOptions())
 	if err != nil {
-		return nil, c.explain(ctx, err, "apply", PersistentVolumeClaimKind, refOf(ns, pvc.Name))
+		return nil, c.applyError(ctx, err, PersistentVolumeClaimKind, refOf(ns, pvc.Name), pvc)
 	}
 	return live, nil
 }
@@ -100,7 +100,7 @@ func (c *Client) ApplyJob(ctx context.Context, job *batchv1ac.JobApplyConfigurat
 	ns := nsOf(job.Namespace)
 	live, err := typed.BatchV1().Jobs(ns).Apply(ctx, job, c.applyOptions())
 	if err != nil {
-		return nil, c.explain(ctx, err, "apply", JobKind, refOf(ns, job.Name))
+		return nil, c.applyError(ctx, err, JobKind, refOf(ns, job.Name), job)
 	}
 	return live, nil
 }
@@ -164,7 +164,7 @@ func (c *Client) ApplyDaemonSet(ctx context.Context, ds *appsv1ac.DaemonSetApply
 	ns := nsOf(ds.Namespace)
 	live, err := typed.AppsV1().DaemonSets(ns).Apply(ctx, ds, c.applyOptions())
 	if err != nil {
-		return nil, c.explain(ctx, err, "apply", DaemonSetKind, refOf(ns, ds.Name))
+		return nil, c.applyError(ctx, err, DaemonSetKind, refOf(ns, ds.Name), ds)
 	}
 	return live, nil
 }

@@ -25,6 +25,7 @@ import (
 
 type clusterQueueModel struct {
 	object.ClusterMeta
+	object.LiveChanges
 	Cohort            types.String       `tfsdk:"cohort"`
 	QueueingStrategy  types.String       `tfsdk:"queueing_strategy"`
 	StopPolicy        types.String       `tfsdk:"stop_policy"`

@@ -17,6 +17,7 @@ import (
 
 type cohortModel struct {
 	object.ClusterMeta
+	object.LiveChanges
 	Parent         types.String    `tfsdk:"parent"`
 	FairSharing    *fairSharing    `tfsdk:"fair_sharing"`
 	ResourceGroups []resourceGroup `tfsdk:"resource_groups"`

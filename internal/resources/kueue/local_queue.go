@@ -16,6 +16,7 @@ import (
 
 type localQueueModel struct {
 	object.NamespacedMeta
+	object.LiveChanges
 	ClusterQueue types.String `tfsdk:"cluster_queue"`
 	StopPolicy   types.String `tfsdk:"stop_policy"`
 }

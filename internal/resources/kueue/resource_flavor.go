@@ -22,6 +22,7 @@ import (
 
 type resourceFlavorModel struct {
 	object.ClusterMeta
+	object.LiveChanges
 	NodeLabels   types.Map           `tfsdk:"node_labels"`
 	NodeTaints   []object.Taint      `tfsdk:"node_taints"`
 	Tolerations  []object.Toleration `tfsdk:"tolerations"`

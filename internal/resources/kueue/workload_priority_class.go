@@ -15,6 +15,7 @@ import (
 
 type workloadPriorityClassModel struct {
 	object.ClusterMeta
+	object.LiveChanges
 	Value       types.Int64  `tfsdk:"value"`
 	Description types.String `tfsdk:"description"`
 }

@@ -63,11 +63,12 @@ func (m *NamespacedMeta) SetObjectRef(r kube.Ref) {
 }
 
 // Model is a resource model whose pointer names its object (through ClusterMeta
-// or NamespacedMeta).
+// or NamespacedMeta) and which embeds LiveChanges.
 type Model[T any] interface {
 	*T
 	ObjectRef() kube.Ref
 	SetObjectRef(kube.Ref)
+	acceptedLiveChanges() types.List
 }
 
 // Spec is everything that differs between two object resources.
@@ -104,6 +105,11 @@ type Spec[T any] struct {
 	BeforeApply func(ctx context.Context, m *T, fields map[string]any, live func() (map[string]any, error)) (force bool, err error)
 }
 
+type assertModel struct {
+	ClusterMeta
+	LiveChanges
+}
+
 // Resource is the generic Terraform resource for one Kubernetes object.
 type Resource[T any, P Model[T]] struct {
 	spec   Spec[T]
@@ -116,10 +122,10 @@ func New[T any, P Model[T]](spec Spec[T]) resource.Resource {
 }
 
 var (
-	_ resource.ResourceWithConfigure      = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
-	_ resource.ResourceWithImportState    = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
-	_ resource.ResourceWithValidateConfig = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
-	_ resource.ResourceWithModifyPlan     = (*Resource[struct{ ClusterMeta }, *struct{ ClusterMeta }])(nil)
+	_ resource.ResourceWithConfigure      = (*Resource[assertModel, *assertModel])(nil)
+	_ resource.ResourceWithImportState    = (*Resource[assertModel, *assertModel])(nil)
+	_ resource.ResourceWithValidateConfig = (*Resource[assertModel, *assertModel])(nil)
+	_ resource.ResourceWithModifyPlan     = (*Resource[assertModel, *assertModel])(nil)
 )
 
 func (r *Resource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -137,20 +143,24 @@ func (r *Resource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 			resp.Plan.Raw = req.State.Raw
 		}
 	}()
-	if r.spec.ModifyPlan == nil {
-		return // nothing to compute
-	}
 	var m T
 	// A plan with values unknown until apply (whole lists from other
 	// resources) cannot be decoded; its derived values stay unknown.
 	if d := req.Plan.Get(ctx, &m); d.HasError() {
 		return
 	}
-	resp.Diagnostics.Append(r.spec.ModifyPlan(ctx, r.client, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
+	if r.spec.ModifyPlan != nil {
+		resp.Diagnostics.Append(r.spec.ModifyPlan(ctx, r.client, &m)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+	// What the apply would do to the live object beyond the attributes.
+	r.previewLive(ctx, req, resp, &m)
 }
 
 // sameExceptUnknown reports whether plan equals state wherever plan is known.
@@ -218,6 +228,7 @@ func (r *Resource[T, P]) Schema(_ context.Context, _ resource.SchemaRequest, res
 			Validators:          []validator.String{validators.DNSLabel()},
 		}
 	}
+	attrs[acceptAttribute] = acceptSchema()
 	for k, v := range r.spec.Attributes {
 		attrs[k] = v
 	}

@@ -43,6 +43,7 @@ const (
 
 type lwsGroupModel struct {
 	object.NamespacedMeta
+	object.LiveChanges
 	Replicas       types.Int64       `tfsdk:"replicas"`
 	Size           types.Int64       `tfsdk:"size"`
 	Leader         *podTemplateModel `tfsdk:"leader"`

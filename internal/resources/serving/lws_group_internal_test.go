@@ -194,3 +194,19 @@ func TestLWSValidate(t *testing.T) {
 		})
 	}
 }
+
+// An env var from a Secret is not read as an empty literal (which the next
+// apply would write back over the reference).
+func TestLWSEnvFromSecretNotReadAsEmpty(t *testing.T) {
+	tmpl := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+		"name": "nginx", "image": "nginx",
+		"env": []any{
+			map[string]any{"name": "MODE", "value": "serve"},
+			map[string]any{"name": "API_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "k", "key": "key"}}},
+		},
+	}}}}
+	got := object.MapOut(templateIn(tmpl, nil).Env)
+	if len(got) != 1 || got["MODE"] != "serve" {
+		t.Fatalf("env read as %v, want only MODE", got)
+	}
+}

@@ -23,22 +23,24 @@ import (
 // The pod templates of a LeaderWorkerSet: one container each, mapped to and
 // from the object's unstructured fields.
 
-// containerName is the name of the one container of a leader or worker pod.
+// containerName is the name of the container the provider manages in a
+// leader or worker pod when container_name is unset.
 const containerName = "main"
 
 // lwsEnvPrefix marks the variables the LWS controller injects (LWS_LEADER_ADDRESS, …).
 const lwsEnvPrefix = "LWS_"
 
 type podTemplateModel struct {
-	Image        types.String        `tfsdk:"image"`
-	Command      []types.String      `tfsdk:"command"`
-	Args         []types.String      `tfsdk:"args"`
-	Env          types.Map           `tfsdk:"env"`
-	GPUs         types.Int64         `tfsdk:"gpus"`
-	CPU          types.String        `tfsdk:"cpu"`
-	Memory       types.String        `tfsdk:"memory"`
-	NodeSelector types.Map           `tfsdk:"node_selector"`
-	Tolerations  []object.Toleration `tfsdk:"tolerations"`
+	ContainerName types.String        `tfsdk:"container_name"`
+	Image         types.String        `tfsdk:"image"`
+	Command       []types.String      `tfsdk:"command"`
+	Args          []types.String      `tfsdk:"args"`
+	Env           types.Map           `tfsdk:"env"`
+	GPUs          types.Int64         `tfsdk:"gpus"`
+	CPU           types.String        `tfsdk:"cpu"`
+	Memory        types.String        `tfsdk:"memory"`
+	NodeSelector  types.Map           `tfsdk:"node_selector"`
+	Tolerations   []object.Toleration `tfsdk:"tolerations"`
 }
 
 var (
@@ -61,6 +63,11 @@ func templateAttribute(desc string, required bool) schema.SingleNestedAttribute 
 		Required: required, Optional: !required,
 		MarkdownDescription: desc,
 		Attributes: map[string]schema.Attribute{
+			"container_name": schema.StringAttribute{Optional: true,
+				MarkdownDescription: "Name of the container these attributes describe; `main` when unset. An imported object's container " +
+					"keeps its name here, so an apply changes that container — never adds one of another name beside it. " +
+					"Other containers of an adopted pod (sidecars) are left to whoever manages them.",
+				Validators: []validator.String{validators.DNSLabel()}},
 			"image": schema.StringAttribute{Required: true, MarkdownDescription: "Container image.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
 			"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Entrypoint; the image's when unset."},
@@ -117,7 +124,7 @@ func (t *podTemplateModel) gpus() int64 {
 // templateOut builds a PodTemplateSpec: one container, the cache's volume
 // and, when probe is not nil, the startup probe.
 func templateOut(t *podTemplateModel, cache *modelCacheModel, probe map[string]any) map[string]any {
-	c := map[string]any{"name": containerName, "image": t.Image.ValueString()}
+	c := map[string]any{"name": t.containerName(), "image": t.Image.ValueString()}
 	object.Put(c, "command", object.ListOut(t.Command))
 	object.Put(c, "args", object.ListOut(t.Args))
 	if env := object.MapOut(t.Env); len(env) > 0 {
@@ -176,11 +183,24 @@ func mustUnstructured(obj any) map[string]any {
 	return m
 }
 
-// mainContainer is the template's container named containerName, or its first.
-func mainContainer(tmpl map[string]any) map[string]any {
+// containerName is the managed container's name.
+func (t *podTemplateModel) containerName() string {
+	if t != nil && object.Known(t.ContainerName) && t.ContainerName.ValueString() != "" {
+		return t.ContainerName.ValueString()
+	}
+	return containerName
+}
+
+// mainContainer is the template's container of the given name (containerName
+// when ""), or its first.
+func mainContainer(tmpl map[string]any, name ...string) map[string]any {
+	want := containerName
+	if len(name) > 0 && name[0] != "" {
+		want = name[0]
+	}
 	containers := object.Items(tmpl, "spec", "containers")
 	for _, c := range containers {
-		if c["name"] == containerName {
+		if c["name"] == want {
 			return c
 		}
 	}
@@ -200,16 +220,18 @@ func templateIn(tmpl map[string]any, prior *podTemplateModel) *podTemplateModel 
 	if prior != nil {
 		p = *prior
 	}
-	c := mainContainer(tmpl)
+	c := mainContainer(tmpl, p.containerName())
 	if c == nil {
 		c = map[string]any{}
 	}
 	t := &podTemplateModel{
-		Image:   object.String(c["image"], p.Image),
-		Command: object.StringList(c["command"], p.Command),
-		Args:    object.StringList(c["args"], p.Args),
-		CPU:     object.Quantity(object.Field(c, "resources", "requests", "cpu"), p.CPU),
-		Memory:  object.Quantity(object.Field(c, "resources", "requests", "memory"), p.Memory),
+		// Adopted from the live object; left null for the default name.
+		ContainerName: object.String(c["name"], p.ContainerName),
+		Image:         object.String(c["image"], p.Image),
+		Command:       object.StringList(c["command"], p.Command),
+		Args:          object.StringList(c["args"], p.Args),
+		CPU:           object.Quantity(object.Field(c, "resources", "requests", "cpu"), p.CPU),
+		Memory:        object.Quantity(object.Field(c, "resources", "requests", "memory"), p.Memory),
 	}
 	// Injected variables are not the user's unless they were set.
 	priorEnv := object.MapOut(p.Env)
@@ -219,10 +241,19 @@ func templateIn(tmpl map[string]any, prior *podTemplateModel) *podTemplateModel 
 		if _, mine := priorEnv[name]; strings.HasPrefix(name, lwsEnvPrefix) && !mine {
 			continue
 		}
+		if _, ref := e["valueFrom"]; ref {
+			// A Secret, ConfigMap or field reference is not a value the
+			// typed env map can carry: read as "" it would be written
+			// back as an empty literal.
+			continue
+		}
 		v, _ := e["value"].(string)
 		env[name] = v
 	}
 	t.Env = object.StringMap(env, p.Env)
+	if p.ContainerName.IsNull() && t.ContainerName.ValueString() == containerName {
+		t.ContainerName = types.StringNull()
+	}
 	gpus := object.Field(c, "resources", "limits", capacity.DefaultGPUResource)
 	if gpus == nil {
 		gpus = object.Field(c, "resources", "requests", capacity.DefaultGPUResource)
@@ -255,9 +286,9 @@ func modelCacheIn(tmpl map[string]any, prior *modelCacheModel) *modelCacheModel 
 		p = *prior
 	}
 	var mount map[string]any
-	if c := mainContainer(tmpl); c != nil {
+	for _, c := range object.Items(tmpl, "spec", "containers") {
 		for _, m := range object.Items(c, "volumeMounts") {
-			if m["name"] == modelcache.DefaultVolumeName {
+			if m["name"] == modelcache.DefaultVolumeName && mount == nil {
 				mount = m
 			}
 		}

@@ -50,6 +50,7 @@ var rayVersionPattern = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?([-+.][0-9
 
 type rayClusterModel struct {
 	object.NamespacedMeta
+	object.LiveChanges
 	RayVersion   types.String     `tfsdk:"ray_version"`
 	Image        types.String     `tfsdk:"image"`
 	Head         *rayHead         `tfsdk:"head"`

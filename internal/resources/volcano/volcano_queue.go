@@ -31,6 +31,7 @@ var queueKind = kube.Kind{
 
 type queueModel struct {
 	object.ClusterMeta
+	object.LiveChanges
 	Weight      types.Int64  `tfsdk:"weight"`
 	Capability  types.Map    `tfsdk:"capability"`
 	Deserved    types.Map    `tfsdk:"deserved"`

@@ -225,7 +225,7 @@ func TestAccPreviewApplyConflicts(t *testing.T) {
 	if err == nil {
 		t.Fatal("apply over another manager's fields succeeded without force")
 	}
-	if got := Conflicts(err); len(got) != 2 {
+	if got := kube.Conflicts(err); len(got) != 2 {
 		t.Errorf("Conflicts(apply error) = %+v", got)
 	}
 	for _, s := range []string{`"kubectl-create"`, "force_conflicts = true would change the live object", `spec.template.spec.tolerations: [{"key":"gpu","operator":"Exists"},{"key":"spot","operator":"Exists"}] → [{"key":"gpu","operator":"Exists"}]`} {

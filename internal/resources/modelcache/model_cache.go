@@ -8,7 +8,6 @@ package modelcache
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -290,7 +289,7 @@ func validate(m *cacheModel) diag.Diagnostics {
 	}
 	for name, v := range map[string]types.String{"host_path": m.HostPath, "mount_path": m.MountPath} {
 		if object.Known(v) {
-			if err := checkAbsolute(v.ValueString()); err != nil {
+			if err := validators.AbsolutePath(v.ValueString(), "hold a cache"); err != nil {
 				diags.AddAttributeError(tfpath.Root(name), "Invalid path", err.Error())
 			}
 		}
@@ -315,20 +314,6 @@ func validate(m *cacheModel) diag.Diagnostics {
 		}
 	}
 	return diags
-}
-
-func checkAbsolute(p string) error {
-	switch {
-	case !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%q is not an absolute path", p)
-	case path.Clean(p) != p:
-		return fmt.Errorf("%q is not a clean path (write %q)", p, path.Clean(p))
-	case p == "/":
-		return fmt.Errorf("%q: the root directory cannot hold a cache", p)
-	case strings.ContainsAny(p, ":\x00\n"):
-		return fmt.Errorf("%q contains ':' or a control character", p)
-	}
-	return nil
 }
 
 // Bounds of a warm-up timeout.

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	tfpath "github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -382,12 +381,5 @@ func (r *modelCache) Delete(ctx context.Context, req resource.DeleteRequest, res
 }
 
 func (r *modelCache) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ref, err := kube.ParseImportID(req.ID, true)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, tfpath.Root("id"), ref.String())...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, tfpath.Root("name"), ref.Name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, tfpath.Root("namespace"), ref.Namespace)...)
+	object.ImportRef(ctx, req, resp, true)
 }

@@ -397,14 +397,21 @@ func (r *Resource[T, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 }
 
 func (r *Resource[T, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ref, err := kube.ParseImportID(req.ID, r.spec.Kind.Namespaced)
+	ImportRef(ctx, req, resp, r.spec.Kind.Namespaced)
+}
+
+// ImportRef imports by "name" or, when namespaced, "namespace/name": it sets
+// id, name and namespace in the imported state, which Read then fills in.
+// Every resource that imports a Kubernetes object by its name uses it.
+func ImportRef(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse, namespaced bool) {
+	ref, err := kube.ParseImportID(req.ID, namespaced)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid import ID", err.Error())
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ref.String())...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), ref.Name)...)
-	if r.spec.Kind.Namespaced {
+	if namespaced {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ref.Namespace)...)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"path"
 	"regexp"
 	"strings"
 
@@ -257,7 +256,7 @@ func validateStore(m *storeModel) diag.Diagnostics {
 			notFor(tfpath.Root("credentials_secret"))
 		}
 		if object.Known(m.MountPath) {
-			if err := checkMountPath(m.MountPath.ValueString()); err != nil {
+			if err := validators.AbsolutePath(m.MountPath.ValueString(), "be a mount point"); err != nil {
 				diags.AddAttributeError(pMountPath, "Invalid mount_path", err.Error())
 			}
 		}
@@ -331,20 +330,6 @@ func CheckURI(s string) error {
 		return fmt.Errorf("%q names no bucket (write %s://<bucket>/<prefix>)", s, u.Scheme)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		return fmt.Errorf("%q: a location has no query, fragment or user; put credentials in credentials_secret", s)
-	}
-	return nil
-}
-
-func checkMountPath(p string) error {
-	switch {
-	case !strings.HasPrefix(p, "/"):
-		return fmt.Errorf("%q is not an absolute path", p)
-	case path.Clean(p) != p:
-		return fmt.Errorf("%q is not a clean path (write %q)", p, path.Clean(p))
-	case p == "/":
-		return fmt.Errorf("%q: the root directory cannot be a mount point", p)
-	case strings.ContainsAny(p, ":\x00\n"):
-		return fmt.Errorf("%q contains ':' or a control character", p)
 	}
 	return nil
 }

@@ -374,12 +374,5 @@ func (r *checkpointStore) Delete(ctx context.Context, req resource.DeleteRequest
 }
 
 func (r *checkpointStore) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ref, err := kube.ParseImportID(req.ID, true)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, tfpath.Root("id"), ref.String())...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, tfpath.Root("name"), ref.Name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, tfpath.Root("namespace"), ref.Namespace)...)
+	object.ImportRef(ctx, req, resp, true)
 }

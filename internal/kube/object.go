@@ -175,19 +175,31 @@ func (c *Client) ForceConflicts() bool { return c.forceConflicts }
 // writer only ever updates (never applies) fields the provider copies from
 // the live object first, such as KubeRay's autoscaler and worker replicas.
 func (c *Client) ApplyForce(ctx context.Context, k Kind, obj *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
+	live, _, err := c.serverApply(ctx, k, obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: force})
+	if err != nil {
+		return nil, c.applyError(ctx, err, k, Ref{Namespace: obj.GetNamespace(), Name: obj.GetName()}, obj)
+	}
+	return live, nil
+}
+
+// serverApply sends obj by server-side apply with opts at the version the
+// server serves (falling back to an older one), converting to and from k's
+// version; the error is the server's, unexplained, with the version it was
+// sent at.
+func (c *Client) serverApply(ctx context.Context, k Kind, obj *unstructured.Unstructured, opts metav1.ApplyOptions) (*unstructured.Unstructured, Kind, error) {
 	ref := Ref{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	kv := c.version(k)
 	for {
 		ri, err := c.resource(kv, ref)
 		if err != nil {
-			return nil, err
+			return nil, kv, err
 		}
 		send := obj
 		if kv.Version != k.Version {
 			send = obj.DeepCopy()
 			convert(k, kv, send, true)
 		}
-		live, err := ri.Apply(ctx, ref.Name, send, metav1.ApplyOptions{FieldManager: FieldManager, Force: force})
+		out, err := ri.Apply(ctx, ref.Name, send, opts)
 		if isResourceNotServed(err) {
 			if next, ok := c.fallback(ctx, k, kv); ok {
 				kv = next
@@ -195,10 +207,10 @@ func (c *Client) ApplyForce(ctx context.Context, k Kind, obj *unstructured.Unstr
 			}
 		}
 		if err != nil {
-			return nil, c.applyError(ctx, err, k, ref, obj)
+			return nil, kv, err
 		}
-		convert(k, kv, live, false)
-		return live, nil
+		convert(k, kv, out, false)
+		return out, kv, nil
 	}
 }
 

@@ -135,34 +135,14 @@ func (c *Client) PreviewApply(ctx context.Context, k Kind, obj *unstructured.Uns
 // dryRunApply is ApplyForce in dry-run mode, returning the object at k's
 // version as the server would store it.
 func (c *Client) dryRunApply(ctx context.Context, k Kind, obj *unstructured.Unstructured, force bool) (*unstructured.Unstructured, error) {
-	ref := Ref{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	kv := c.version(k)
-	for {
-		ri, err := c.resource(kv, ref)
-		if err != nil {
-			return nil, err
-		}
-		send := obj
-		if kv.Version != k.Version {
-			send = obj.DeepCopy()
-			convert(k, kv, send, true)
-		}
-		out, err := ri.Apply(ctx, ref.Name, send, metav1.ApplyOptions{FieldManager: FieldManager, Force: force, DryRun: []string{metav1.DryRunAll}})
-		if isResourceNotServed(err) {
-			if next, ok := c.fallback(ctx, k, kv); ok {
-				kv = next
-				continue
-			}
-		}
-		if apierrors.IsConflict(err) {
-			return nil, err // kept raw: Conflicts reads its causes
-		}
-		if err != nil {
-			return nil, c.explain(ctx, err, "dry-run apply", kv, ref)
-		}
-		convert(k, kv, out, false)
-		return out, nil
+	out, kv, err := c.serverApply(ctx, k, obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: force, DryRun: []string{metav1.DryRunAll}})
+	if apierrors.IsConflict(err) {
+		return nil, err // kept raw: Conflicts reads its causes
 	}
+	if err != nil {
+		return nil, c.explain(ctx, err, "dry-run apply", kv, Ref{Namespace: obj.GetNamespace(), Name: obj.GetName()})
+	}
+	return out, nil
 }
 
 // Lines renders the unmanaged changes as "path: live → want", one per change.

@@ -325,22 +325,10 @@ func (r *Resource[T, P]) apply(ctx context.Context, m *T) diag.Diagnostics {
 		return diags
 	}
 	ref := P(m).ObjectRef()
-	fields := r.spec.Fields(m)
-	force := r.client.ForceConflicts()
-	if r.spec.BeforeApply != nil {
-		current := func() (map[string]any, error) {
-			obj, found, err := r.client.Get(ctx, r.spec.Kind, ref)
-			if err != nil || !found {
-				return nil, err
-			}
-			return obj.Object, nil
-		}
-		forced, err := r.spec.BeforeApply(ctx, m, fields, current)
-		if err != nil {
-			diags.AddError(fmt.Sprintf("Reading %s %s failed", r.spec.Kind.Kind, ref), err.Error())
-			return diags
-		}
-		force = forced || force
+	fields, force, err := r.toApply(ctx, m)
+	if err != nil {
+		diags.AddError(fmt.Sprintf("Reading %s %s failed", r.spec.Kind.Kind, ref), err.Error())
+		return diags
 	}
 	live, err := r.client.ApplyForce(ctx, r.spec.Kind, kube.NewObject(r.spec.Kind, ref, fields), force)
 	if err != nil {
@@ -350,6 +338,27 @@ func (r *Resource[T, P]) apply(ctx context.Context, m *T) diag.Diagnostics {
 	r.spec.Read(live.Object, m)
 	P(m).SetObjectRef(ref)
 	return diags
+}
+
+// toApply returns the fields an apply of m sends and whether it forces
+// conflicts: m's fields, adjusted from the live object by Spec.BeforeApply
+// (which may also ask for force), else the provider's force_conflicts.
+func (r *Resource[T, P]) toApply(ctx context.Context, m *T) (fields map[string]any, force bool, err error) {
+	fields = r.spec.Fields(m)
+	force = r.client.ForceConflicts()
+	if r.spec.BeforeApply == nil {
+		return fields, force, nil
+	}
+	ref := P(m).ObjectRef()
+	current := func() (map[string]any, error) {
+		obj, found, err := r.client.Get(ctx, r.spec.Kind, ref)
+		if err != nil || !found {
+			return nil, err
+		}
+		return obj.Object, nil
+	}
+	forced, err := r.spec.BeforeApply(ctx, m, fields, current)
+	return fields, forced || force, err
 }
 
 func (r *Resource[T, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

@@ -71,23 +71,11 @@ func (r *Resource[T, P]) previewLive(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	ref := P(m).ObjectRef()
-	fields := r.spec.Fields(m)
-	force := r.client.ForceConflicts()
-	if r.spec.BeforeApply != nil {
-		current := func() (map[string]any, error) {
-			obj, found, err := r.client.Get(ctx, r.spec.Kind, ref)
-			if err != nil || !found {
-				return nil, err
-			}
-			return obj.Object, nil
-		}
-		mc := *m
-		forced, err := r.spec.BeforeApply(ctx, &mc, fields, current)
-		if err != nil {
-			resp.Diagnostics.AddWarning(fmt.Sprintf("Cannot preview the apply of %s %s", r.spec.Kind.Kind, ref), err.Error())
-			return
-		}
-		force = forced || force
+	mc := *m // BeforeApply may adjust the model; the plan keeps it as planned
+	fields, force, err := r.toApply(ctx, &mc)
+	if err != nil {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Cannot preview the apply of %s %s", r.spec.Kind.Kind, ref), err.Error())
+		return
 	}
 	obj := kube.NewObject(r.spec.Kind, ref, fields)
 	// What the plan shows changing: the fields where the object the prior

@@ -24,7 +24,8 @@ import (
 )
 
 // Controller is a controller a test needs running (Options.Controllers):
-// testenv installs its chart with the Helm SDK (internal/install), the pod
+// testenv installs its chart with the Helm SDK (internal/helm), or
+// server-side applies its manifest file when it ships no chart, the pod
 // runner runs its pods with the binary testenv built, and Start waits until
 // they are Ready and its webhooks answer. This is the one way testenv runs a
 // controller; the chart, namespace and default values are the pod adapter's
@@ -83,6 +84,16 @@ func (e *Env) installControllers(ctx context.Context) error {
 	for _, c := range e.opts.Controllers {
 		t := time.Now()
 		a := c.adapter
+		if a.Install.Manifests != (podrunner.Source{}) {
+			if err := e.applyManifests(ctx, client, a); err != nil {
+				return err
+			}
+			if err := e.waitAnswers(ctx, a); err != nil {
+				return err
+			}
+			e.logf("%s %s applied and ready (%s)", a.Name, a.Binary.Version, time.Since(t).Round(10*time.Millisecond))
+			continue
+		}
 		ch, err := e.chart(ctx, a)
 		if err != nil {
 			return err

@@ -53,10 +53,10 @@ type Options struct {
 
 	// PodRunner runs, without installing anything, the real controller of
 	// pods whose image testenv knows
-	// (package podrunner: the managers of Kueue's and LWS's charts, the KubeRay
-	// operator) as local processes, with the pod's own configuration and
+	// (package podrunner.Adapters: Kueue, LWS, KubeRay, JobSet, Trainer, the
+	// MPI Operator) as local processes, with the pod's own configuration and
 	// Secrets, and makes the pod Ready when the process is. Implies Egress,
-	// Scheduling, and the binaries of Kueue, LWS and KubeRay.
+	// Scheduling, and the binaries of every adapter.
 	PodRunner bool
 
 	// Detach starts the processes in their own session, without a parent-death

@@ -2,10 +2,15 @@ package podrunner
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
@@ -24,7 +29,8 @@ import (
 //     volumes (adapter_config.go has the shared moves: --config files,
 //     listen addresses, controller-runtime's webhook server);
 //   - Install: the chart testenv's Options.Controllers installs (a directory
-//     in the module cache, or a stand-in in testdata/charts), its namespace,
+//     in the module cache, or a stand-in in testdata/charts) or, for a
+//     controller that ships none, its manifest file; its namespace,
 //     release name and default values; Answers: how to tell its webhooks
 //     answer.
 type Adapter struct {
@@ -45,10 +51,15 @@ type Adapter struct {
 	Answers func(ctx context.Context, client dynamic.Interface) error
 }
 
-// Install says where a controller's chart comes from and how it is
-// installed.
+// Install says where a controller's chart or manifest file comes from and
+// how it is installed.
 type Install struct {
 	Chart Source // the chart's directory
+	// Manifests, for a controller that ships no chart (Chart unset), is a
+	// multi-document YAML file that testenv server-side applies: its
+	// Namespaces first, then CRDs, then the rest; Start then waits for the
+	// Deployments in Namespace to be Available. Release is unused.
+	Manifests Source
 	// CRDs, when set, is a directory of CRDs copied into the chart's crds/
 	// (a stand-in chart in testdata ships none).
 	CRDs      Source
@@ -60,13 +71,26 @@ type Install struct {
 	Serves string
 }
 
-// Source is a directory in a module of the Go module cache (Module@Version),
+// dryRunAnswered dry-run creates obj, which goes through the admission
+// webhooks matching it: nil when they answered, allowing it or not
+// (admission runs before the storage's existence check, so AlreadyExists is
+// an answer too).
+func dryRunAnswered(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, obj map[string]any) error {
+	u := &unstructured.Unstructured{Object: obj}
+	_, err := client.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || apierrors.IsAlreadyExists(err) || strings.Contains(err.Error(), "denied the request") {
+		return nil
+	}
+	return fmt.Errorf("dry-run create of a %s: %w", u.GetKind(), err)
+}
+
+// Source is a directory (or a file) in a module of the Go module cache (Module@Version),
 // or, with Module "", in this repository.
 type Source struct {
 	Module, Version, Dir string
 }
 
-// Path is the source's directory on this machine.
+// Path is the source's directory (or file) on this machine.
 func (s Source) Path(ctx context.Context) (string, error) {
 	root, err := binaries.RepoRoot()
 	if s.Module != "" {
@@ -91,9 +115,12 @@ func ByName(name string) *Adapter {
 // Adapters are the registered adapters, one line per controller; the runner
 // uses those whose binary it has.
 var Adapters = []*Adapter{
-	Kueue,   // adapter_kueue.go
-	LWS,     // adapter_lws.go
-	KubeRay, // adapter_kuberay.go
+	Kueue,       // adapter_kueue.go
+	LWS,         // adapter_lws.go
+	KubeRay,     // adapter_kuberay.go
+	JobSet,      // adapter_jobset.go
+	Trainer,     // adapter_trainer.go
+	MPIOperator, // adapter_mpi.go
 }
 
 // Specs are the binaries of every adapter.

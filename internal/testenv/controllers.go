@@ -141,11 +141,11 @@ func (e *Env) chart(ctx context.Context, a *podrunner.Adapter) (*chart.Chart, er
 	return helm.LoadChart(helm.Source{Path: dir})
 }
 
-// waitAnswers waits until the adapter's webhooks answer (Options.Timeout).
+// waitAnswers waits until the adapter's webhooks answer and discovery lists
+// the API it serves (Options.Timeout): clients that check discovery first
+// (as the provider does) see it as soon as Start returns. Discovery of a
+// CRD's group version can lag behind the CRD's resource answering.
 func (e *Env) waitAnswers(ctx context.Context, a *podrunner.Adapter) error {
-	if a.Answers == nil {
-		return nil
-	}
 	client, err := e.probeClient()
 	if err != nil {
 		return err
@@ -153,7 +153,10 @@ func (e *Env) waitAnswers(ctx context.Context, a *podrunner.Adapter) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
 	for {
-		err := a.Answers(ctx, client)
+		err := e.served(a)
+		if err == nil && a.Answers != nil {
+			err = a.Answers(ctx, client)
+		}
 		if err == nil {
 			return nil
 		}
@@ -163,6 +166,21 @@ func (e *Env) waitAnswers(ctx context.Context, a *podrunner.Adapter) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// served returns nil when discovery lists a resource of a.Install.Serves.
+func (e *Env) served(a *podrunner.Adapter) error {
+	if a.Install.Serves == "" {
+		return nil
+	}
+	list, err := e.Client.Discovery().ServerResourcesForGroupVersion(a.Install.Serves)
+	if err != nil {
+		return fmt.Errorf("discovery of %s: %w", a.Install.Serves, err)
+	}
+	if len(list.APIResources) == 0 {
+		return fmt.Errorf("discovery lists no resource of %s", a.Install.Serves)
+	}
+	return nil
 }
 
 // probeClient is the dynamic client of the webhook probes, without

@@ -59,6 +59,16 @@ type Options struct {
 	// Scheduling, and the binaries of every adapter.
 	PodRunner bool
 
+	// Commands are containers the pod runner runs by their own command line
+	// as local processes (podrunner.Command: an image pattern and a
+	// container name), for test images whose command is a program on this
+	// machine, e.g. `cat <recorded log>`. The process's output is the
+	// container's log, served to the API server (`kubectl logs`) on the fake
+	// nodes' kubelet port; its exit code ends the pod. Only these images are
+	// run; the pods' other containers and pods are kwok's. Implies the pod
+	// runner.
+	Commands []Command
+
 	// Detach starts the processes in their own session, without a parent-death
 	// signal, so they outlive this process (`testenv up`), and keeps
 	// <Dir>/pids up to date. Requires Dir.

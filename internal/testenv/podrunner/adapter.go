@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,6 +50,18 @@ type Adapter struct {
 	// controller's webhooks (dry-run creates through them); nil when it has
 	// none to wait for.
 	Answers func(ctx context.Context, client dynamic.Interface) error
+
+	// Container, when set, is the only container name the adapter takes
+	// (with Image).
+	Container string
+	// runsCommand: the adapter runs the container's own command once
+	// (Command) instead of a built binary.
+	runsCommand bool
+}
+
+// takes reports whether the adapter runs container c.
+func (a *Adapter) takes(c *corev1.Container) bool {
+	return a.Image.MatchString(c.Image) && (a.Container == "" || a.Container == c.Name)
 }
 
 // Install says where a controller's chart or manifest file comes from and
@@ -132,13 +145,16 @@ func Specs() []binaries.Spec {
 	return out
 }
 
-// active are the adapters whose binary is in bins.
-func active(bins binaries.Paths) []*Adapter {
+// active are the adapters whose binary is in bins, and those of the commands.
+func active(bins binaries.Paths, cmds []Command) []*Adapter {
 	var out []*Adapter
 	for _, a := range Adapters {
 		if bins[a.Binary.Name] != "" {
 			out = append(out, a)
 		}
+	}
+	for _, c := range cmds {
+		out = append(out, c.adapter())
 	}
 	return out
 }
@@ -148,7 +164,7 @@ func active(bins binaries.Paths) []*Adapter {
 // alone).
 func ImagePattern(bins binaries.Paths) string {
 	var alts []string
-	for _, a := range active(bins) {
+	for _, a := range active(bins, nil) {
 		alts = append(alts, "(?:"+a.Image.String()+")")
 	}
 	return strings.Join(alts, "|")

@@ -26,6 +26,7 @@ type localPod struct {
 
 	// Set by project and the adapter's prepare before the first start.
 	mounts   map[string]string // container mount path → local path
+	bin      string            // a Command's program (else the adapter's binary)
 	args     []string
 	env      []string         // KEY=VALUE over the runner's environment
 	ports    map[int32]int    // container port → loopback port
@@ -137,6 +138,10 @@ func (lp *localPod) run(ctx context.Context) {
 		return
 	}
 	go lp.syncVolumes(ctx)
+	if lp.adapter.runsCommand {
+		lp.runCommand(ctx)
+		return
+	}
 
 	bin := lp.runner.bins[lp.adapter.Binary.Name]
 	logPath := lp.dir + ".log"

@@ -39,9 +39,12 @@ const (
 	ControllerManager Component = controlplane.ControllerManager
 	Scheduler         Component = controlplane.Scheduler
 	Kwok              Component = nodes.Kwok
-	KueueManager      Component = "kueue"            // podrunner.Kueue.Binary
-	KubeRayOperator   Component = "kuberay-operator" // podrunner.KubeRay.Binary
-	LWSController     Component = "lws-controller"   // podrunner.LWS.Binary
+	KueueManager      Component = "kueue"                      // podrunner.Kueue.Binary
+	KubeRayOperator   Component = "kuberay-operator"           // podrunner.KubeRay.Binary
+	LWSController     Component = "lws-controller"             // podrunner.LWS.Binary
+	JobSetController  Component = "jobset-controller"          // podrunner.JobSet.Binary
+	TrainerManager    Component = "trainer-controller-manager" // podrunner.Trainer.Binary
+	MPIOperator       Component = "mpi-operator"               // podrunner.MPIOperator.Binary
 	// Agent is the process that serves the egress socket and runs the pod
 	// runner of a detached cluster: the calling program, run as
 	// `<program> agent <dir>`, which must call RunAgent (cmd/testenv does).

@@ -24,7 +24,8 @@ import (
 )
 
 // Controller is a controller a test needs running (Options.Controllers):
-// testenv installs its chart with the Helm SDK (internal/install), the pod
+// testenv installs its chart with the Helm SDK (internal/helm), or
+// server-side applies its manifest file when it ships no chart, the pod
 // runner runs its pods with the binary testenv built, and Start waits until
 // they are Ready and its webhooks answer. This is the one way testenv runs a
 // controller; the chart, namespace and default values are the pod adapter's
@@ -83,6 +84,16 @@ func (e *Env) installControllers(ctx context.Context) error {
 	for _, c := range e.opts.Controllers {
 		t := time.Now()
 		a := c.adapter
+		if a.Install.Manifests != (podrunner.Source{}) {
+			if err := e.applyManifests(ctx, client, a); err != nil {
+				return err
+			}
+			if err := e.waitAnswers(ctx, a); err != nil {
+				return err
+			}
+			e.logf("%s %s applied and ready (%s)", a.Name, a.Binary.Version, time.Since(t).Round(10*time.Millisecond))
+			continue
+		}
 		ch, err := e.chart(ctx, a)
 		if err != nil {
 			return err
@@ -130,11 +141,11 @@ func (e *Env) chart(ctx context.Context, a *podrunner.Adapter) (*chart.Chart, er
 	return helm.LoadChart(helm.Source{Path: dir})
 }
 
-// waitAnswers waits until the adapter's webhooks answer (Options.Timeout).
+// waitAnswers waits until the adapter's webhooks answer and discovery lists
+// the API it serves (Options.Timeout): clients that check discovery first
+// (as the provider does) see it as soon as Start returns. Discovery of a
+// CRD's group version can lag behind the CRD's resource answering.
 func (e *Env) waitAnswers(ctx context.Context, a *podrunner.Adapter) error {
-	if a.Answers == nil {
-		return nil
-	}
 	client, err := e.probeClient()
 	if err != nil {
 		return err
@@ -142,7 +153,10 @@ func (e *Env) waitAnswers(ctx context.Context, a *podrunner.Adapter) error {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
 	for {
-		err := a.Answers(ctx, client)
+		err := e.served(a)
+		if err == nil && a.Answers != nil {
+			err = a.Answers(ctx, client)
+		}
 		if err == nil {
 			return nil
 		}
@@ -152,6 +166,21 @@ func (e *Env) waitAnswers(ctx context.Context, a *podrunner.Adapter) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// served returns nil when discovery lists a resource of a.Install.Serves.
+func (e *Env) served(a *podrunner.Adapter) error {
+	if a.Install.Serves == "" {
+		return nil
+	}
+	list, err := e.Client.Discovery().ServerResourcesForGroupVersion(a.Install.Serves)
+	if err != nil {
+		return fmt.Errorf("discovery of %s: %w", a.Install.Serves, err)
+	}
+	if len(list.APIResources) == 0 {
+		return fmt.Errorf("discovery lists no resource of %s", a.Install.Serves)
+	}
+	return nil
 }
 
 // probeClient is the dynamic client of the webhook probes, without

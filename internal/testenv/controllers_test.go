@@ -2,9 +2,12 @@ package testenv
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
@@ -13,10 +16,16 @@ import (
 // Every registered controller names a chart that loads (its module in the
 // module cache, or the stand-in in testdata), an install namespace, a
 // release name and the API it serves; with CRDs to add, a directory of them.
+// One without a chart names a manifest file with a Deployment in its
+// namespace and the CRD of the API it serves.
 func TestControllerCharts(t *testing.T) {
 	env := &Env{Dir: t.TempDir()}
 	for _, a := range podrunner.Adapters {
 		t.Run(a.Name, func(t *testing.T) {
+			if a.Install.Manifests != (podrunner.Source{}) {
+				checkManifests(t, a)
+				return
+			}
 			if a.Install.Namespace == "" || a.Install.Release == "" || a.Install.Serves == "" {
 				t.Errorf("install: %+v", a.Install)
 			}
@@ -34,6 +43,38 @@ func TestControllerCharts(t *testing.T) {
 				t.Errorf("chart %s: no CRDs from %+v", ch.Metadata.Name, a.Install.CRDs)
 			}
 		})
+	}
+}
+
+func checkManifests(t *testing.T, a *podrunner.Adapter) {
+	if a.Install.Chart != (podrunner.Source{}) || a.Install.Namespace == "" || a.Install.Serves == "" {
+		t.Errorf("install: %+v", a.Install)
+	}
+	path, err := a.Install.Manifests.Path(context.Background())
+	if err != nil {
+		t.Skipf("no module: %v", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := manifestObjects(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, _, _ := strings.Cut(a.Install.Serves, "/")
+	var deployment, crd bool
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Deployment":
+			deployment = deployment || o.GetNamespace() == a.Install.Namespace
+		case "CustomResourceDefinition":
+			g, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+			crd = crd || g == group
+		}
+	}
+	if !deployment || !crd {
+		t.Errorf("%s: a Deployment in %s: %v, a CRD of %s: %v (%d objects)", path, a.Install.Namespace, deployment, group, crd, len(objs))
 	}
 }
 

@@ -17,12 +17,15 @@
 //   - podrunner: the pod runner, which runs the real controller of pods whose
 //     image an adapter knows as a local process, and the egress proxy through
 //     which the API server reaches their webhooks; one adapter file per
-//     controller (adapter_kueue.go, adapter_lws.go, adapter_kuberay.go);
+//     controller (adapter_kueue.go, adapter_lws.go, adapter_kuberay.go,
+//     adapter_jobset.go, adapter_trainer.go, adapter_mpi.go);
 //   - faultproxy: a TCP proxy in front of the API server for fault tests.
 //
 // There is one way to run a controller: Options.Controllers installs its
-// chart (Kueue(frameworks...), LWS(), KubeRay()) with the Helm SDK, the pod
-// runner runs its pods, and Start waits until they are Ready and the
+// chart (Kueue(frameworks...), LWS(), KubeRay(), or ControllerOf(adapter)
+// for any other adapter, e.g. ControllerOf(podrunner.JobSet)) with the Helm
+// SDK, or server-side applies its manifest file when it ships no chart
+// (podrunner.MPIOperator); the pod runner runs its pods, and Start waits until they are Ready and the
 // controller's webhooks answer. `make cluster-up` and `make demo` use the
 // same path (cmd/testenv).
 //

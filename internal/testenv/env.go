@@ -42,6 +42,7 @@ type Env struct {
 	procs       *process.Group             // every process, in start order
 	cp          *controlplane.ControlPlane // etcd, API server, controller manager, scheduler
 	net         podrunner.Local            // egress proxy and pod runner (Options.Egress, PodRunner)
+	kubeletPort int                        // the fake nodes' kubelet port (pod runner's log endpoint)
 	stopStorage context.CancelFunc         // the storage provisioner (package nodes)
 
 	mu      sync.Mutex
@@ -103,7 +104,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 }
 
 // runsPods reports whether the cluster has a pod runner.
-func (o Options) runsPods() bool { return o.PodRunner || len(o.Controllers) > 0 }
+func (o Options) runsPods() bool {
+	return o.PodRunner || len(o.Controllers) > 0 || len(o.Commands) > 0
+}
+
+// Command is a container the pod runner runs by its own command line
+// (Options.Commands).
+type Command = podrunner.Command
 
 // runnerBinaries are the binaries of the pod runner's adapters: every
 // adapter's with PodRunner, else the Controllers'.

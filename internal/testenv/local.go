@@ -125,11 +125,20 @@ func (e *Env) startScheduling(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runnerImages := ""
+	k := nodes.KwokOptions{Lease: e.nodeLease()}
 	if e.opts.runsPods() {
-		runnerImages = podrunner.ImagePattern(e.Binaries.paths())
+		k.RunnerImages = podrunner.ImagePattern(e.Binaries.paths())
+		for _, c := range e.opts.Commands {
+			k.RunnerContainers = append(k.RunnerContainers, nodes.Container{Image: c.Image.String(), Name: c.Container})
+		}
+		// The nodes' kubelet port: the pod runner serves pod logs there.
+		ports, err := process.FreePorts(2)
+		if err != nil {
+			return err
+		}
+		e.kubeletPort, k.NodePort, k.ServerPort = ports[0], ports[0], ports[1]
 	}
-	kwok, err := nodes.StartKwok(ctx, e.procs, e.Binaries[Kwok], e.Dir, e.Kubeconfig, runnerImages, e.nodeLease())
+	kwok, err := nodes.StartKwok(ctx, e.procs, e.Binaries[Kwok], e.Dir, e.Kubeconfig, k)
 	if err != nil {
 		return err
 	}
@@ -184,7 +193,10 @@ func (e *Env) startPodRunner(ctx context.Context) error {
 		e.logf("egress proxy and pod runner running as %s (pid %d)", Agent, p.PID)
 		return nil
 	}
-	names := e.net.StartRunner(e.Client, e.Host, e.CAData, e.Dir, e.Binaries.paths(), e.logf)
+	names, err := e.net.StartRunner(e.Client, e.Host, e.CAData, e.Dir, e.Binaries.paths(), e.opts.Commands, e.kubeletPort, e.logf)
+	if err != nil {
+		return err
+	}
 	e.logf("pod runner running (adapters: %s)", strings.Join(names, ", "))
 	return nil
 }

@@ -53,11 +53,21 @@ type Options struct {
 
 	// PodRunner runs, without installing anything, the real controller of
 	// pods whose image testenv knows
-	// (package podrunner: the managers of Kueue's and LWS's charts, the KubeRay
-	// operator) as local processes, with the pod's own configuration and
+	// (package podrunner.Adapters: Kueue, LWS, KubeRay, JobSet, Trainer, the
+	// MPI Operator) as local processes, with the pod's own configuration and
 	// Secrets, and makes the pod Ready when the process is. Implies Egress,
-	// Scheduling, and the binaries of Kueue, LWS and KubeRay.
+	// Scheduling, and the binaries of every adapter.
 	PodRunner bool
+
+	// Commands are containers the pod runner runs by their own command line
+	// as local processes (podrunner.Command: an image pattern and a
+	// container name), for test images whose command is a program on this
+	// machine, e.g. `cat <recorded log>`. The process's output is the
+	// container's log, served to the API server (`kubectl logs`) on the fake
+	// nodes' kubelet port; its exit code ends the pod. Only these images are
+	// run; the pods' other containers and pods are kwok's. Implies the pod
+	// runner.
+	Commands []Command
 
 	// Detach starts the processes in their own session, without a parent-death
 	// signal, so they outlive this process (`testenv up`), and keeps

@@ -50,6 +50,9 @@ func (c *ControlPlane) apiServerArgs() []string {
 		// the listener within 2 s. Without it the server waits for open watches
 		// up to --request-timeout (60 s) before exiting.
 		"--shutdown-send-retry-after=true",
+		// The fake nodes' kubelet (pod logs) at their InternalIP, 127.0.0.1,
+		// not their Hostname (the node's name, which resolves nowhere).
+		"--kubelet-preferred-address-types=InternalIP",
 	}
 	return append(args, c.APIServerArgs...)
 }

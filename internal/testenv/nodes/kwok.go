@@ -25,25 +25,48 @@ const Kwok = "kwok"
 // KwokSpec builds kwok with `go install sigs.k8s.io/kwok/cmd/kwok@KwokVersion`.
 var KwokSpec = binaries.Spec{Name: Kwok, Version: KwokVersion, Module: "sigs.k8s.io/kwok", Package: "cmd/kwok", Install: true, ColdBuild: "~2.5 min"}
 
+// KwokOptions are how StartKwok runs kwok.
+type KwokOptions struct {
+	Lease time.Duration // node lease duration
+	// RunnerImages is a regular expression ("" for none): pods with a
+	// container image matching it are left to the pod runner.
+	RunnerImages string
+	// RunnerContainers are containers (image pattern and name) whose pods
+	// are left to the pod runner too.
+	RunnerContainers []Container
+	// NodePort, when set, is published as every node's kubelet port
+	// (status.daemonEndpoints); kwok's own server then listens on
+	// 127.0.0.1:ServerPort instead of all interfaces.
+	NodePort, ServerPort int
+}
+
+// Container names a container: an image pattern (regular expression) and a
+// container name ("" for any).
+type Container struct{ Image, Name string }
+
 // StartKwok starts kwok with the admin kubeconfig and its configuration
 // written into dir (see writeKwokConfig), managing the nodes annotated
-// NodeAnnotation=fake with leases of lease, and gives it a moment to fail on
-// a bad flag or config. Pods with a container image matching runnerImages
-// (a regular expression, "" for none) are left to the pod runner.
-func StartKwok(ctx context.Context, procs *process.Group, bin, dir, kubeconfig, runnerImages string, lease time.Duration) (*process.Proc, error) {
-	kwokConfig, err := writeKwokConfig(ctx, dir, runnerImages)
+// NodeAnnotation=fake, and gives it a moment to fail on a bad flag or
+// config.
+func StartKwok(ctx context.Context, procs *process.Group, bin, dir, kubeconfig string, o KwokOptions) (*process.Proc, error) {
+	kwokConfig, err := writeKwokConfig(ctx, dir, o.RunnerImages, o.RunnerContainers)
 	if err != nil {
 		return nil, err
 	}
-	return procs.Start(Kwok, bin, []string{
-		"--kubeconfig=" + kubeconfig,
-		"--config=" + kwokConfig,
+	lease := o.Lease
+	var ports []string
+	if o.NodePort > 0 {
+		ports = []string{fmt.Sprintf("--node-port=%d", o.NodePort), fmt.Sprintf("--server-address=127.0.0.1:%d", o.ServerPort)}
+	}
+	return procs.Start(Kwok, bin, append(ports,
+		"--kubeconfig="+kubeconfig,
+		"--config="+kwokConfig,
 		"--manage-all-nodes=false",
-		"--manage-nodes-with-annotation-selector=" + NodeAnnotation + "=fake",
+		"--manage-nodes-with-annotation-selector="+NodeAnnotation+"=fake",
 		fmt.Sprintf("--node-lease-duration-seconds=%d", int(lease.Seconds())), // without it kwok keeps no node leases and nodes go NotReady
 		"--node-ip=127.0.0.1",
 		"--cidr=10.244.0.0/16", // pod IPs: never routed, only reported in pod status
-	})
+	))
 }
 
 // CheckKwok waits a moment for kwok to fail: it serves nothing we can poll;
@@ -167,7 +190,7 @@ var kwokStages = []string{
 // PodFailAnnotation to the pod-fail stage, which has the same delay. Pods
 // with a container image matching runnerImages (a regular expression, ""
 // for none) are left to the pod runner by pod-ready.
-func writeKwokConfig(ctx context.Context, dir, runnerImages string) (string, error) {
+func writeKwokConfig(ctx context.Context, dir, runnerImages string, runnerContainers []Container) (string, error) {
 	mod, err := binaries.ModuleDir(ctx, "sigs.k8s.io/kwok", KwokVersion)
 	if err != nil {
 		return "", err
@@ -181,6 +204,13 @@ func writeKwokConfig(ctx context.Context, dir, runnerImages string) (string, err
 		if filepath.Base(name) == "pod-ready.yaml" && runnerImages != "" {
 			if data, err = withoutImages(data, runnerImages); err != nil {
 				return "", err
+			}
+		}
+		if filepath.Base(name) == "pod-ready.yaml" {
+			for _, c := range runnerContainers {
+				if data, err = withoutContainer(data, c); err != nil {
+					return "", err
+				}
 			}
 		}
 		if filepath.Base(name) == "pod-complete.yaml" {
@@ -254,6 +284,43 @@ func withoutImages(stage []byte, pattern string) ([]byte, error) {
 	exprs, _ := sel["matchExpressions"].([]any)
 	sel["matchExpressions"] = append(exprs, map[string]any{
 		"key":      fmt.Sprintf("[.spec.containers[].image | test(%s)] | any", quoted),
+		"operator": "NotIn",
+		"values":   []any{"true"},
+	})
+	return yaml.Marshal(obj)
+}
+
+// withoutContainer adds to a kwok Stage's selector that no container has
+// c's name (any, when "") and an image matching c.Image.
+func withoutContainer(stage []byte, c Container) ([]byte, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal(stage, &obj); err != nil {
+		return nil, err
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return nil, errors.New("testenv: kwok stage without spec")
+	}
+	sel, _ := spec["selector"].(map[string]any)
+	if sel == nil {
+		sel = map[string]any{}
+		spec["selector"] = sel
+	}
+	image, err := json.Marshal(c.Image)
+	if err != nil {
+		return nil, err
+	}
+	match := fmt.Sprintf("(.image | test(%s))", image)
+	if c.Name != "" {
+		name, err := json.Marshal(c.Name)
+		if err != nil {
+			return nil, err
+		}
+		match += fmt.Sprintf(" and .name == %s", name)
+	}
+	exprs, _ := sel["matchExpressions"].([]any)
+	sel["matchExpressions"] = append(exprs, map[string]any{
+		"key":      fmt.Sprintf("[.spec.containers[] | %s] | any", match),
 		"operator": "NotIn",
 		"values":   []any{"true"},
 	})

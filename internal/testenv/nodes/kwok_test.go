@@ -118,3 +118,32 @@ func TestWithoutImages(t *testing.T) {
 		t.Errorf("stage:\n%s\nwant the phase expression and %s NotIn [true]", out, want)
 	}
 }
+
+// kwok's pod-ready stage leaves a Command's container (image and name) to
+// the runner.
+func TestWithoutContainer(t *testing.T) {
+	stage := []byte("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Stage\nmetadata:\n  name: pod-ready\nspec:\n  selector: {}\n")
+	out, err := withoutContainer(stage, Container{Image: `^ghcr\.io/x:`, Name: "launcher"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Spec struct {
+			Selector struct {
+				MatchExpressions []struct {
+					Key      string   `json:"key"`
+					Operator string   `json:"operator"`
+					Values   []string `json:"values"`
+				} `json:"matchExpressions"`
+			} `json:"selector"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	exprs := got.Spec.Selector.MatchExpressions
+	want := `[.spec.containers[] | (.image | test("^ghcr\\.io/x:")) and .name == "launcher"] | any`
+	if len(exprs) != 1 || exprs[0].Key != want || exprs[0].Operator != "NotIn" || strings.Join(exprs[0].Values, ",") != "true" {
+		t.Errorf("stage:\n%s\nwant %s NotIn [true]", out, want)
+	}
+}

@@ -2,10 +2,16 @@ package podrunner
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
@@ -24,7 +30,8 @@ import (
 //     volumes (adapter_config.go has the shared moves: --config files,
 //     listen addresses, controller-runtime's webhook server);
 //   - Install: the chart testenv's Options.Controllers installs (a directory
-//     in the module cache, or a stand-in in testdata/charts), its namespace,
+//     in the module cache, or a stand-in in testdata/charts) or, for a
+//     controller that ships none, its manifest file; its namespace,
 //     release name and default values; Answers: how to tell its webhooks
 //     answer.
 type Adapter struct {
@@ -43,12 +50,29 @@ type Adapter struct {
 	// controller's webhooks (dry-run creates through them); nil when it has
 	// none to wait for.
 	Answers func(ctx context.Context, client dynamic.Interface) error
+
+	// Container, when set, is the only container name the adapter takes
+	// (with Image).
+	Container string
+	// runsCommand: the adapter runs the container's own command once
+	// (Command) instead of a built binary.
+	runsCommand bool
 }
 
-// Install says where a controller's chart comes from and how it is
-// installed.
+// takes reports whether the adapter runs container c.
+func (a *Adapter) takes(c *corev1.Container) bool {
+	return a.Image.MatchString(c.Image) && (a.Container == "" || a.Container == c.Name)
+}
+
+// Install says where a controller's chart or manifest file comes from and
+// how it is installed.
 type Install struct {
 	Chart Source // the chart's directory
+	// Manifests, for a controller that ships no chart (Chart unset), is a
+	// multi-document YAML file that testenv server-side applies: its
+	// Namespaces first, then CRDs, then the rest; Start then waits for the
+	// Deployments in Namespace to be Available. Release is unused.
+	Manifests Source
 	// CRDs, when set, is a directory of CRDs copied into the chart's crds/
 	// (a stand-in chart in testdata ships none).
 	CRDs      Source
@@ -60,13 +84,26 @@ type Install struct {
 	Serves string
 }
 
-// Source is a directory in a module of the Go module cache (Module@Version),
+// dryRunAnswered dry-run creates obj, which goes through the admission
+// webhooks matching it: nil when they answered, allowing it or not
+// (admission runs before the storage's existence check, so AlreadyExists is
+// an answer too).
+func dryRunAnswered(ctx context.Context, client dynamic.Interface, gvr schema.GroupVersionResource, obj map[string]any) error {
+	u := &unstructured.Unstructured{Object: obj}
+	_, err := client.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || apierrors.IsAlreadyExists(err) || strings.Contains(err.Error(), "denied the request") {
+		return nil
+	}
+	return fmt.Errorf("dry-run create of a %s: %w", u.GetKind(), err)
+}
+
+// Source is a directory (or a file) in a module of the Go module cache (Module@Version),
 // or, with Module "", in this repository.
 type Source struct {
 	Module, Version, Dir string
 }
 
-// Path is the source's directory on this machine.
+// Path is the source's directory (or file) on this machine.
 func (s Source) Path(ctx context.Context) (string, error) {
 	root, err := binaries.RepoRoot()
 	if s.Module != "" {
@@ -91,9 +128,12 @@ func ByName(name string) *Adapter {
 // Adapters are the registered adapters, one line per controller; the runner
 // uses those whose binary it has.
 var Adapters = []*Adapter{
-	Kueue,   // adapter_kueue.go
-	LWS,     // adapter_lws.go
-	KubeRay, // adapter_kuberay.go
+	Kueue,       // adapter_kueue.go
+	LWS,         // adapter_lws.go
+	KubeRay,     // adapter_kuberay.go
+	JobSet,      // adapter_jobset.go
+	Trainer,     // adapter_trainer.go
+	MPIOperator, // adapter_mpi.go
 }
 
 // Specs are the binaries of every adapter.
@@ -105,13 +145,16 @@ func Specs() []binaries.Spec {
 	return out
 }
 
-// active are the adapters whose binary is in bins.
-func active(bins binaries.Paths) []*Adapter {
+// active are the adapters whose binary is in bins, and those of the commands.
+func active(bins binaries.Paths, cmds []Command) []*Adapter {
 	var out []*Adapter
 	for _, a := range Adapters {
 		if bins[a.Binary.Name] != "" {
 			out = append(out, a)
 		}
+	}
+	for _, c := range cmds {
+		out = append(out, c.adapter())
 	}
 	return out
 }
@@ -121,7 +164,7 @@ func active(bins binaries.Paths) []*Adapter {
 // alone).
 func ImagePattern(bins binaries.Paths) string {
 	var alts []string
-	for _, a := range active(bins) {
+	for _, a := range active(bins, nil) {
 		alts = append(alts, "(?:"+a.Image.String()+")")
 	}
 	return strings.Join(alts, "|")

@@ -51,7 +51,7 @@ func TestEgressProxyMapping(t *testing.T) {
 		service("by-number", "10.0.0.13", 8443, intstr.FromInt32(9443), selector),
 	)
 
-	r := newPodRunner(client, "", nil, t.TempDir(), binaries.Paths{}, t.Logf)
+	r := newPodRunner(client, "", nil, t.TempDir(), binaries.Paths{}, nil, t.Logf)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: "kueue-0", UID: types.UID("u1"), Labels: map[string]string{"app": "kueue", "pod-template-hash": "x"}}}
 	lp := &localPod{
 		runner: r, adapter: Kueue, pod: pod,

@@ -21,6 +21,7 @@ type Local struct {
 	egressLog *os.File
 	backends  *lateBackends
 	runner    *podRunner
+	kubelet   *kubeletLogs
 }
 
 // EgressConfigPath is the API server's egress configuration in dir
@@ -53,10 +54,19 @@ func (l *Local) StartEgress(dir string, client kubernetes.Interface, logf func(s
 }
 
 // StartRunner starts the pod runner with the adapters whose binary is in
-// bins, and returns their names.
-func (l *Local) StartRunner(client kubernetes.Interface, host string, ca []byte, dir string, bins binaries.Paths, logf func(string, ...any)) []string {
-	r := newPodRunner(client, host, ca, dir, bins, logf)
+// bins and the commands cmds, and returns their names; with kubeletPort > 0
+// it serves the pods' logs there (the nodes' kubelet port, see kubeletLogs).
+func (l *Local) StartRunner(client kubernetes.Interface, host string, ca []byte, dir string, bins binaries.Paths, cmds []Command, kubeletPort int, logf func(string, ...any)) ([]string, error) {
+	r := newPodRunner(client, host, ca, dir, bins, cmds, logf)
 	r.start()
+	if kubeletPort > 0 {
+		k, err := startKubeletLogs(kubeletPort, r.dir, logf)
+		if err != nil {
+			r.stop()
+			return nil, err
+		}
+		l.kubelet = k
+	}
 	l.runner = r
 	if l.backends != nil {
 		l.backends.set(r)
@@ -65,11 +75,14 @@ func (l *Local) StartRunner(client kubernetes.Interface, host string, ca []byte,
 	for _, a := range r.adapters {
 		names = append(names, a.Name)
 	}
-	return names
+	return names, nil
 }
 
 // Stop stops the pod runner's processes and the egress proxy.
 func (l *Local) Stop() {
+	if l.kubelet != nil {
+		l.kubelet.close()
+	}
 	if l.runner != nil {
 		l.runner.stop()
 	}
@@ -105,7 +118,7 @@ func RunAgent(ctx context.Context, dir string, log io.Writer) error {
 		return err
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(log, "testenv agent: "+format+"\n", args...) }
-	r := newPodRunner(client, cfg.Host, cfg.CAData, dir, bins, logf)
+	r := newPodRunner(client, cfg.Host, cfg.CAData, dir, bins, nil, logf)
 	logFile, err := os.OpenFile(filepath.Join(dir, egressLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

@@ -26,7 +26,9 @@ type localPod struct {
 
 	// Set by project and the adapter's prepare before the first start.
 	mounts   map[string]string // container mount path → local path
+	bin      string            // a Command's program (else the adapter's binary)
 	args     []string
+	env      []string         // KEY=VALUE over the runner's environment
 	ports    map[int32]int    // container port → loopback port
 	unserved map[int32]string // container ports not served, and why
 
@@ -136,12 +138,16 @@ func (lp *localPod) run(ctx context.Context) {
 		return
 	}
 	go lp.syncVolumes(ctx)
+	if lp.adapter.runsCommand {
+		lp.runCommand(ctx)
+		return
+	}
 
 	bin := lp.runner.bins[lp.adapter.Binary.Name]
 	logPath := lp.dir + ".log"
 	backoff := time.Second
 	for restarts := int32(0); ctx.Err() == nil; restarts++ {
-		p, err := process.Start("pod "+lp.key(), bin, lp.args, logPath, false)
+		p, err := process.Start("pod "+lp.key(), bin, lp.args, logPath, false, lp.env...)
 		if err != nil {
 			lp.logf("%v", err)
 			lp.setStatus(ctx, nil, false, err.Error())

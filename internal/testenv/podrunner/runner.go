@@ -65,10 +65,10 @@ type podRunner struct {
 	pods map[types.UID]*localPod
 }
 
-func newPodRunner(client kubernetes.Interface, host string, ca []byte, envDir string, bins binaries.Paths, logf func(string, ...any)) *podRunner {
+func newPodRunner(client kubernetes.Interface, host string, ca []byte, envDir string, bins binaries.Paths, cmds []Command, logf func(string, ...any)) *podRunner {
 	return &podRunner{
 		client: client, host: host, ca: ca, dir: filepath.Join(envDir, "pods"), bins: bins,
-		adapters: active(bins), logf: logf, pods: map[types.UID]*localPod{},
+		adapters: active(bins, cmds), logf: logf, pods: map[types.UID]*localPod{},
 	}
 }
 
@@ -169,7 +169,7 @@ func (r *podRunner) handle(pod *corev1.Pod, deleted bool) {
 	}
 	for _, a := range r.adapters {
 		for i := range pod.Spec.Containers {
-			if a.Image.MatchString(pod.Spec.Containers[i].Image) {
+			if a.takes(&pod.Spec.Containers[i]) {
 				r.run(pod, a, i)
 				return
 			}

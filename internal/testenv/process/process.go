@@ -30,22 +30,38 @@ type Proc struct {
 // How long a component gets to exit after SIGTERM before it is killed.
 const stopGrace = 5 * time.Second
 
-// Start starts bin with args, stdout and stderr appended to logPath.
+// Start starts bin with args, stdout and stderr appended to logPath, and
+// env (KEY=VALUE) over this process's environment.
 //
 // The child gets its own process group so Stop can signal it and anything it
 // spawned. Attached children also get Pdeathsig SIGKILL: when the test binary
 // dies, however it dies, the kernel kills them. Detached children (detach=true,
 // for `testenv up`) get their own session instead and outlive this process.
-func Start(name, bin string, args []string, logPath string, detach bool) (*Proc, error) {
+func Start(name, bin string, args []string, logPath string, detach bool, env ...string) (*Proc, error) {
+	return start(name, bin, args, logPath, detach, true, env)
+}
+
+// StartOutput starts bin attached, like Start, with its stdout and stderr
+// alone in outPath (no header line): a container's log.
+func StartOutput(name, bin string, args []string, outPath string, env ...string) (*Proc, error) {
+	return start(name, bin, args, outPath, false, false, env)
+}
+
+func start(name, bin string, args []string, logPath string, detach, header bool, env []string) (*Proc, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close() // the child has its own copy of the descriptor
-	fmt.Fprintf(logFile, "==== %s %s\n", time.Now().Format(time.RFC3339), strings.Join(append([]string{bin}, args...), " "))
+	if header {
+		fmt.Fprintf(logFile, "==== %s %s\n", time.Now().Format(time.RFC3339), strings.Join(append([]string{bin}, args...), " "))
+	}
 
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if detach {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	} else {

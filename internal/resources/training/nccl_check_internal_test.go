@@ -99,8 +99,15 @@ func TestMPIJobRendering(t *testing.T) {
 		t.Errorf("worker placement %v %v", w.NodeSelector, w.Tolerations)
 	}
 	terms := w.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if len(terms) != 1 || len(terms[0].MatchFields) != 1 || terms[0].MatchFields[0].Key != "metadata.name" ||
-		!reflect.DeepEqual(terms[0].MatchFields[0].Values, []string{"gpu-a", "gpu-b"}) {
+	// One term per node (terms are ORed): a node field selector takes one value.
+	var pinned []string
+	for _, term := range terms {
+		if len(term.MatchFields) != 1 || term.MatchFields[0].Key != "metadata.name" || len(term.MatchFields[0].Values) != 1 {
+			t.Fatalf("a term is not one node name: %+v", term)
+		}
+		pinned = append(pinned, term.MatchFields[0].Values[0])
+	}
+	if !reflect.DeepEqual(pinned, []string{"gpu-a", "gpu-b"}) {
 		t.Errorf("workers not pinned to the planned nodes: %+v", terms)
 	}
 	anti := w.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution

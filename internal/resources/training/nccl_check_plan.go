@@ -210,7 +210,7 @@ func (r *ncclCheck) ModifyPlan(ctx context.Context, req resource.ModifyPlanReque
 		var changed []string
 		for _, name := range inputs {
 			p, s := attrOf(&plan, name), attrOf(state, name)
-			if p.Equal(s) {
+			if sameInput(p, s) {
 				continue
 			}
 			resp.RequiresReplace = append(resp.RequiresReplace, tfpath.Root(name))
@@ -346,6 +346,19 @@ func listValues(l types.List) []string {
 }
 
 // attrOf returns an input attribute of m by name.
+// sameInput reports whether a planned input equals the recorded one. Floats
+// compare as float64: a default (0.9) is a big.Float of another precision
+// than the same number read back from state, and Float64.Equal would call
+// them different and re-run the check on every plan.
+func sameInput(p, s attr.Value) bool {
+	pf, ok1 := p.(types.Float64)
+	sf, ok2 := s.(types.Float64)
+	if ok1 && ok2 && object.Known(pf) && object.Known(sf) {
+		return pf.ValueFloat64() == sf.ValueFloat64()
+	}
+	return p.Equal(s)
+}
+
 func attrOf(m *checkModel, name string) attr.Value {
 	switch name {
 	case "namespace":

@@ -95,8 +95,7 @@ func mpiJob(s *spec) *unstructured.Unstructured {
 		HostNetwork:  s.HostNetwork,
 		Affinity: &corev1.Affinity{
 			NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
-					Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: s.NodeNames}}}}}},
+				NodeSelectorTerms: nodeNameTerms(s.NodeNames)}},
 			PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{JobNameLabel: s.Ref.Name, JobRoleLabel: "worker"}},
 				TopologyKey:   corev1.LabelHostname,
@@ -131,4 +130,16 @@ func toAnyMap(m map[string]string) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// nodeNameTerms are node selector terms (ORed) for the named nodes, one per
+// node: the API server refuses a node field selector with more than one value
+// ("must be only one value when operator is In or NotIn for node field
+// selector"), so one term listing every node creates no worker pod.
+func nodeNameTerms(names []string) []corev1.NodeSelectorTerm {
+	terms := make([]corev1.NodeSelectorTerm, len(names))
+	for i, n := range names {
+		terms[i] = corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{n}}}}
+	}
+	return terms
 }

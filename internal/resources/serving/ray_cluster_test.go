@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,11 +21,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
 // The Ray cluster tests run against the real KubeRay operator (the package's
-// TestMain starts it with testenv.Options.RunKubeRay) on fake kwok nodes of
+// TestMain installs its chart through testenv.Options.Controllers) on fake kwok nodes of
 // their own: a pool of four 4-GPU L40S nodes, also labelled raypool=gpu4,
 // added once (the examples select it by product).
 
@@ -313,24 +315,16 @@ resource "aiplatform_ray_cluster" "bad" {
 }
 
 // kueueJudgesRay reports whether the test cluster's Kueue manager has the
-// ray.io/raycluster integration (its webhook for RayClusters registered).
+// ray.io/raycluster integration, as its configuration (the chart's
+// kueue-manager-config ConfigMap) says: the chart registers every
+// integration's webhook whatever is enabled, so the webhooks do not tell.
 func kueueJudgesRay(env *testenv.Env) bool {
-	list, err := env.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(context.Background(), metav1.ListOptions{})
+	cm, err := env.Client.CoreV1().ConfigMaps("kueue-system").Get(context.Background(), "kueue-manager-config", metav1.GetOptions{})
 	if err != nil {
 		return false
 	}
-	for _, c := range list.Items {
-		for _, w := range c.Webhooks {
-			for _, r := range w.Rules {
-				for _, res := range r.Resources {
-					if res == "rayclusters" {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
+	cfg, err := helm.ParseKueueManagerConfig(cm.Data["controller_manager_config.yaml"])
+	return err == nil && slices.Contains(cfg.Frameworks, "ray.io/raycluster")
 }
 
 // With queue_name, the real Kueue manager judges the RayCluster as a whole: a
@@ -341,7 +335,7 @@ func kueueJudgesRay(env *testenv.Env) bool {
 func TestAccRayClusterQueued(t *testing.T) {
 	env := acctest.Env(t)
 	if !kueueJudgesRay(env) {
-		t.Skip("the test cluster's Kueue manager runs without the ray.io/raycluster integration (testenv.Options.KueueFrameworks)")
+		t.Skip("the test cluster's Kueue manager runs without the ray.io/raycluster integration (testenv.Kueue(frameworks...) in TestMain)")
 	}
 	rayNodes(t, env)
 	cluster := func(name string, replicas int) string {
@@ -492,7 +486,7 @@ func TestAccRayClusterExamples(t *testing.T) {
 	})
 	t.Run("ray", func(t *testing.T) {
 		if !kueueJudgesRay(env) {
-			t.Skip("the test cluster's Kueue manager runs without the ray.io/raycluster integration (testenv.Options.KueueFrameworks)")
+			t.Skip("the test cluster's Kueue manager runs without the ray.io/raycluster integration (testenv.Kueue(frameworks...) in TestMain)")
 		}
 		w := acctest.NewWorkspace(t, env, filepath.Join(root, "examples", "ray"))
 		if out, err := w.Run("apply", "-auto-approve"); err != nil {

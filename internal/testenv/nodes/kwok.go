@@ -264,48 +264,16 @@ func withDelayFromAnnotation(stage []byte, annotation, unless string) ([]byte, e
 // withoutImages adds to a kwok Stage's selector that no container's image
 // matches pattern (a Go regular expression, as gojq's test uses).
 func withoutImages(stage []byte, pattern string) ([]byte, error) {
-	var obj map[string]any
-	if err := yaml.Unmarshal(stage, &obj); err != nil {
-		return nil, err
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	if spec == nil {
-		return nil, errors.New("testenv: kwok stage without spec")
-	}
-	sel, _ := spec["selector"].(map[string]any)
-	if sel == nil {
-		sel = map[string]any{}
-		spec["selector"] = sel
-	}
 	quoted, err := json.Marshal(pattern)
 	if err != nil {
 		return nil, err
 	}
-	exprs, _ := sel["matchExpressions"].([]any)
-	sel["matchExpressions"] = append(exprs, map[string]any{
-		"key":      fmt.Sprintf("[.spec.containers[].image | test(%s)] | any", quoted),
-		"operator": "NotIn",
-		"values":   []any{"true"},
-	})
-	return yaml.Marshal(obj)
+	return excludePods(stage, fmt.Sprintf("[.spec.containers[].image | test(%s)] | any", quoted))
 }
 
 // withoutContainer adds to a kwok Stage's selector that no container has
 // c's name (any, when "") and an image matching c.Image.
 func withoutContainer(stage []byte, c Container) ([]byte, error) {
-	var obj map[string]any
-	if err := yaml.Unmarshal(stage, &obj); err != nil {
-		return nil, err
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	if spec == nil {
-		return nil, errors.New("testenv: kwok stage without spec")
-	}
-	sel, _ := spec["selector"].(map[string]any)
-	if sel == nil {
-		sel = map[string]any{}
-		spec["selector"] = sel
-	}
 	image, err := json.Marshal(c.Image)
 	if err != nil {
 		return nil, err
@@ -318,11 +286,26 @@ func withoutContainer(stage []byte, c Container) ([]byte, error) {
 		}
 		match += fmt.Sprintf(" and .name == %s", name)
 	}
+	return excludePods(stage, fmt.Sprintf("[.spec.containers[] | %s] | any", match))
+}
+
+// excludePods adds to a kwok Stage's selector that the jq expression key
+// (over the pod) is not true, so the stage leaves those pods alone.
+func excludePods(stage []byte, key string) ([]byte, error) {
+	var obj map[string]any
+	if err := yaml.Unmarshal(stage, &obj); err != nil {
+		return nil, err
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		return nil, errors.New("testenv: kwok stage without spec")
+	}
+	sel, _ := spec["selector"].(map[string]any)
+	if sel == nil {
+		sel = map[string]any{}
+		spec["selector"] = sel
+	}
 	exprs, _ := sel["matchExpressions"].([]any)
-	sel["matchExpressions"] = append(exprs, map[string]any{
-		"key":      fmt.Sprintf("[.spec.containers[] | %s] | any", match),
-		"operator": "NotIn",
-		"values":   []any{"true"},
-	})
+	sel["matchExpressions"] = append(exprs, map[string]any{"key": key, "operator": "NotIn", "values": []any{"true"}})
 	return yaml.Marshal(obj)
 }

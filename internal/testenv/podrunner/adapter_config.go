@@ -91,6 +91,30 @@ func (lp *localPod) moveConfigAddr(sec map[string]any, key, def string, local in
 	return nil
 }
 
+// moveProbeAndMetrics moves a controller-runtime manager's health probe
+// (health.healthProbeBindAddress, default :8081) and metrics
+// (metrics.bindAddress, default :8443) listeners to the loopback ports
+// health and metrics, in the configuration and in the
+// --health-probe-bind-address / --metrics-bind-address flags, which
+// override it where args set them.
+func (lp *localPod) moveProbeAndMetrics(cfg map[string]any, args []string, health, metrics int) error {
+	for _, m := range []struct {
+		section, key, flag, def string
+		local                   int
+	}{
+		{"health", "healthProbeBindAddress", "--health-probe-bind-address", ":8081", health},
+		{"metrics", "bindAddress", "--metrics-bind-address", ":8443", metrics},
+	} {
+		if err := lp.moveConfigAddr(configSection(cfg, m.section), m.key, m.def, m.local); err != nil {
+			return err
+		}
+		if err := lp.moveFlag(args, m.flag, m.local); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // moveFlag rewrites every --<flag>=<address> argument in place to listen on
 // the loopback port local (see moveAddr).
 func (lp *localPod) moveFlag(args []string, flag string, local int) error {

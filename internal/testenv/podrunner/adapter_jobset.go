@@ -104,22 +104,8 @@ func prepareJobSetPod(lp *localPod) error {
 	if err := lp.moveWebhookServer(cfg, free[0]); err != nil {
 		return err
 	}
-	// The flags override the configuration: moved where set.
-	for _, m := range []struct {
-		sec       map[string]any
-		key, flag string
-		def       string
-		local     int
-	}{
-		{configSection(cfg, "health"), "healthProbeBindAddress", "--health-probe-bind-address", ":8081", free[1]},
-		{configSection(cfg, "metrics"), "bindAddress", "--metrics-bind-address", ":8443", free[2]},
-	} {
-		if err := lp.moveConfigAddr(m.sec, m.key, m.def, m.local); err != nil {
-			return err
-		}
-		if err := lp.moveFlag(args, m.flag, m.local); err != nil {
-			return err
-		}
+	if err := lp.moveProbeAndMetrics(cfg, args, free[1], free[2]); err != nil {
+		return err
 	}
 	if election := configSection(cfg, "leaderElection"); election["resourceNamespace"] == nil || election["resourceNamespace"] == "" {
 		election["resourceNamespace"] = pod.Namespace

@@ -98,18 +98,11 @@ func prepareKueuePod(lp *localPod) error {
 	if err := lp.moveWebhookServer(cfg, free[0]); err != nil {
 		return err
 	}
-	for _, m := range []struct {
-		sec      map[string]any
-		key, def string
-		local    int
-	}{
-		{configSection(cfg, "health"), "healthProbeBindAddress", ":8081", free[1]},
-		{configSection(cfg, "metrics"), "bindAddress", ":8443", free[2]},
-		{cfg, "pprofBindAddress", "", free[3]},
-	} {
-		if err := lp.moveConfigAddr(m.sec, m.key, m.def, m.local); err != nil {
-			return err
-		}
+	if err := lp.moveProbeAndMetrics(cfg, args, free[1], free[2]); err != nil {
+		return err
+	}
+	if err := lp.moveConfigAddr(cfg, "pprofBindAddress", "", free[3]); err != nil {
+		return err
 	}
 	lp.unserved[kueueVisibilityPort] = "Kueue's visibility server is off (VisibilityOnDemand=false): its certificate directory is the fixed path /visibility, which clusters on one machine would share"
 

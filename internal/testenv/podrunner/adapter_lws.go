@@ -90,23 +90,9 @@ func prepareLWSPod(lp *localPod) error {
 		return err
 	}
 
-	// The deprecated flags override the configuration: moved where set.
-	health, metrics := configSection(cfg, "health"), configSection(cfg, "metrics")
-	for _, m := range []struct {
-		sec       map[string]any
-		key, flag string
-		def       string
-		local     int
-	}{
-		{health, "healthProbeBindAddress", "--health-probe-bind-address", ":8081", free[1]},
-		{metrics, "bindAddress", "--metrics-bind-address", ":8443", free[2]},
-	} {
-		if err := lp.moveConfigAddr(m.sec, m.key, m.def, m.local); err != nil {
-			return err
-		}
-		if err := lp.moveFlag(args, m.flag, m.local); err != nil {
-			return err
-		}
+	// LWS's deprecated flags override the configuration: moved where set.
+	if err := lp.moveProbeAndMetrics(cfg, args, free[1], free[2]); err != nil {
+		return err
 	}
 
 	if err := lp.writeConfig(cfg, args, configAt, "controller_manager_config.yaml"); err != nil {

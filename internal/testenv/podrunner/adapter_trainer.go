@@ -113,17 +113,8 @@ func prepareTrainerPod(lp *localPod) error {
 	}
 	lp.ports[webhookPort] = free[0]
 	webhook["host"], webhook["port"] = "127.0.0.1", free[0]
-	for _, m := range []struct {
-		sec      map[string]any
-		key, def string
-		local    int
-	}{
-		{configSection(cfg, "health"), "healthProbeBindAddress", ":8081", free[1]},
-		{configSection(cfg, "metrics"), "bindAddress", ":8443", free[2]},
-	} {
-		if err := lp.moveConfigAddr(m.sec, m.key, m.def, m.local); err != nil {
-			return err
-		}
+	if err := lp.moveProbeAndMetrics(cfg, args, free[1], free[2]); err != nil {
+		return err
 	}
 	status := configSection(cfg, "statusServer")
 	statusPort := int32(trainerStatusPort)

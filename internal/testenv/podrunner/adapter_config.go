@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,6 +90,35 @@ func (lp *localPod) moveConfigAddr(sec map[string]any, key, def string, local in
 		sec[key] = moved
 	}
 	return nil
+}
+
+// inNamespace refuses a pod outside ns, the one namespace a controller can
+// work in outside a pod: it reads its own namespace only from the in-pod
+// service-account file and otherwise assumes ns (for its leases, and the
+// Secret and Service its certificate management works with).
+func (lp *localPod) inNamespace(product, version, ns string) error {
+	if pod, _, _ := lp.state(); pod.Namespace != ns {
+		return fmt.Errorf("%s %s reads its namespace only from the in-pod path /var/run/secrets/kubernetes.io/serviceaccount/namespace, else uses %s; run outside a pod it cannot work in namespace %s", product, version, ns, pod.Namespace)
+	}
+	return nil
+}
+
+// managerConfig returns a copy of the container's args and the configuration
+// file its --config=<file> argument names (configArg), or, without one, the
+// controller's defaults (a Configuration of apiVersion) written out as a new
+// argument at configAt, so that its ports can be moved.
+func (lp *localPod) managerConfig(apiVersion string) (cfg map[string]any, args []string, configAt int, err error) {
+	args = slices.Clone(lp.container.Args)
+	cfg, configAt, err = lp.configArg(args)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if configAt < 0 {
+		cfg = map[string]any{"apiVersion": apiVersion, "kind": "Configuration"}
+		args = append(args, "")
+		configAt = len(args) - 1
+	}
+	return cfg, args, configAt, nil
 }
 
 // moveProbeAndMetrics moves a controller-runtime manager's health probe

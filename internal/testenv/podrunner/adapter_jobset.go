@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -82,20 +81,12 @@ const (
 var fixedWebhookCertDir = webhookCertMount
 
 func prepareJobSetPod(lp *localPod) error {
-	pod, _, _ := lp.state()
-	if pod.Namespace != jobSetNamespace {
-		return fmt.Errorf("JobSet %s reads its namespace only from the in-pod path /var/run/secrets/kubernetes.io/serviceaccount/namespace, else uses %s; run outside a pod it cannot work in namespace %s", JobSetVersion, jobSetNamespace, pod.Namespace)
-	}
-	args := slices.Clone(lp.container.Args)
-	cfg, configAt, err := lp.configArg(args)
-	if err != nil {
+	if err := lp.inNamespace("JobSet", JobSetVersion, jobSetNamespace); err != nil {
 		return err
 	}
-	if configAt < 0 {
-		// JobSet's defaults, written out so the ports can be moved.
-		cfg = map[string]any{"apiVersion": "config.jobset.x-k8s.io/v1alpha1", "kind": "Configuration"}
-		args = append(args, "")
-		configAt = len(args) - 1
+	cfg, args, configAt, err := lp.managerConfig("config.jobset.x-k8s.io/v1alpha1")
+	if err != nil {
+		return err
 	}
 	free, err := process.FreePorts(3)
 	if err != nil {
@@ -108,7 +99,7 @@ func prepareJobSetPod(lp *localPod) error {
 		return err
 	}
 	if election := configSection(cfg, "leaderElection"); election["resourceNamespace"] == nil || election["resourceNamespace"] == "" {
-		election["resourceNamespace"] = pod.Namespace
+		election["resourceNamespace"] = jobSetNamespace
 	}
 	if certs, _ := cfg["internalCertManagement"].(map[string]any); certs == nil || certs["enable"] != false {
 		certDir, _ := configSection(cfg, "webhook")["certDir"].(string)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 
 	"context"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
@@ -66,20 +65,12 @@ var LWS = &Adapter{
 const lwsNamespace = "lws-system"
 
 func prepareLWSPod(lp *localPod) error {
-	pod, _, _ := lp.state()
-	if pod.Namespace != lwsNamespace {
-		return fmt.Errorf("LWS %s reads its namespace only from the in-pod path /var/run/secrets/kubernetes.io/serviceaccount/namespace, else uses %s; run outside a pod it cannot work in namespace %s", LWSVersion, lwsNamespace, pod.Namespace)
-	}
-	args := slices.Clone(lp.container.Args)
-	cfg, configAt, err := lp.configArg(args)
-	if err != nil {
+	if err := lp.inNamespace("LWS", LWSVersion, lwsNamespace); err != nil {
 		return err
 	}
-	if configAt < 0 {
-		// LWS's defaults, written out so the ports can be moved.
-		cfg = map[string]any{"apiVersion": "config.lws.x-k8s.io/v1alpha1", "kind": "Configuration"}
-		args = append(args, "")
-		configAt = len(args) - 1
+	cfg, args, configAt, err := lp.managerConfig("config.lws.x-k8s.io/v1alpha1")
+	if err != nil {
+		return err
 	}
 
 	free, err := process.FreePorts(3)

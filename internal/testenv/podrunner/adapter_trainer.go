@@ -85,9 +85,8 @@ const (
 )
 
 func prepareTrainerPod(lp *localPod) error {
-	pod, _, _ := lp.state()
-	if pod.Namespace != trainerNamespace {
-		return fmt.Errorf("Trainer %s reads its namespace only from the in-pod path /var/run/secrets/kubernetes.io/serviceaccount/namespace, else uses %s; run outside a pod it cannot work in namespace %s", TrainerVersion, trainerNamespace, pod.Namespace)
+	if err := lp.inNamespace("Trainer", TrainerVersion, trainerNamespace); err != nil {
+		return err
 	}
 	c := lp.container
 	if tag := c.Image[strings.LastIndexAny(c.Image, ":@")+1:]; tag != TrainerVersion {
@@ -124,7 +123,7 @@ func prepareTrainerPod(lp *localPod) error {
 	lp.ports[statusPort] = free[3]
 	status["port"] = free[3]
 	if election := configSection(cfg, "leaderElection"); election["resourceNamespace"] == nil || election["resourceNamespace"] == "" {
-		election["resourceNamespace"] = pod.Namespace
+		election["resourceNamespace"] = trainerNamespace
 	}
 
 	// The webhook server's certificates: $TMPDIR/k8s-webhook-server/serving-certs.

@@ -93,6 +93,27 @@ var drifts = map[string]drift{
 		edit:    func(o map[string]any) { spec(o)["parentName"] = "elsewhere" },
 		want:    []string{"spec", "parentName", "root"},
 	},
+	"aiplatform_admission_check": {
+		config: `resource "aiplatform_admission_check" "x" {
+  name            = "oob-check"
+  controller_name = "example.com/oob"
+  parameters      = { api_group = "example.com", kind = "Config", name = "oob" }
+}`,
+		address: "aiplatform_admission_check.x",
+		object:  kueue("admissionchecks", "", "oob-check"),
+		edit:    func(o map[string]any) { spec(o)["parameters"].(map[string]any)["name"] = "edited" }, // controllerName is immutable
+		want:    []string{"spec", "parameters", "name", "oob"},
+	},
+	"aiplatform_provisioning_request_config": {
+		config: `resource "aiplatform_provisioning_request_config" "x" {
+  name                    = "oob-prc"
+  provisioning_class_name = "check-capacity.autoscaling.x-k8s.io"
+}`,
+		address: "aiplatform_provisioning_request_config.x",
+		object:  kueue("provisioningrequestconfigs", "", "oob-prc"),
+		edit:    func(o map[string]any) { spec(o)["provisioningClassName"] = "edited.example.com" },
+		want:    []string{"spec", "provisioningClassName", "check-capacity.autoscaling.x-k8s.io"},
+	},
 	// No KubeRay operator or LWS controller runs here: these check the
 	// provider's side (the object as written), not the operators' reaction.
 	"aiplatform_ray_cluster": {
@@ -222,6 +243,9 @@ var coveredElsewhere = map[string]string{
 	// A check leaves no object behind (its MPIJob is deleted once the log is
 	// read): what can change out of band is the pool it ran on.
 	"aiplatform_nccl_check": "internal/resources/training TestAccNCCLCheckReplanOnNodeJoin: a node joining or leaving the pool plans a re-run",
+	// Kueue makes a Topology's levels immutable: the only edit by hand is
+	// delete and create again.
+	"aiplatform_topology": "internal/resources/kueue TestAccTopology: recreated by hand with other levels (replace planned and applied), deleted by hand (recreated)",
 }
 
 // Every resource type, edited by hand and then deleted by hand: each time the

@@ -34,6 +34,7 @@ type clusterQueueModel struct {
 	FairSharing       *fairSharing       `tfsdk:"fair_sharing"`
 	FlavorFungibility *flavorFungibility `tfsdk:"flavor_fungibility"`
 	AdmissionChecks   []types.String     `tfsdk:"admission_checks"`
+	ChecksStrategy    []admissionRule    `tfsdk:"admission_checks_strategy"`
 	ResourceGroups    []resourceGroup    `tfsdk:"resource_groups"`
 }
 
@@ -171,10 +172,12 @@ func NewClusterQueue() resource.Resource {
 			},
 			"admission_checks": schema.ListAttribute{
 				ElementType: types.StringType, Optional: true,
-				MarkdownDescription: "Names of AdmissionChecks every workload of this queue must pass.",
-				Validators:          []validator.List{listvalidator.SizeBetween(1, 64), listvalidator.UniqueValues()},
+				MarkdownDescription: "Names of AdmissionChecks every workload of this queue must pass. For checks that apply to some flavors only, use `admission_checks_strategy` instead.",
+				Validators: []validator.List{listvalidator.SizeBetween(1, 64), listvalidator.UniqueValues(),
+					listvalidator.ConflictsWith(path.MatchRoot("admission_checks_strategy"))},
 			},
-			"resource_groups": resourceGroupsAttribute("ClusterQueue"),
+			"admission_checks_strategy": admissionChecksStrategyAttribute(),
+			"resource_groups":           resourceGroupsAttribute("ClusterQueue"),
 		},
 		Fields:   clusterQueueFields,
 		Read:     readClusterQueue,
@@ -211,14 +214,10 @@ func clusterQueueFields(m *clusterQueueModel) map[string]any {
 		object.Put(fm, "preference", f.Preference)
 		spec["flavorFungibility"] = fm
 	}
-	if len(m.AdmissionChecks) > 0 {
-		checks := make([]any, len(m.AdmissionChecks))
-		for i, c := range m.AdmissionChecks {
-			checks[i] = map[string]any{"name": c.ValueString()}
-		}
-		spec["admissionChecksStrategy"] = map[string]any{"admissionChecks": checks}
+	admissionChecksOut(spec, m.AdmissionChecks, m.ChecksStrategy)
+	if len(m.ResourceGroups) > 0 {
+		spec["resourceGroups"] = resourceGroupsOut(m.ResourceGroups)
 	}
-	spec["resourceGroups"] = resourceGroupsOut(m.ResourceGroups)
 	return map[string]any{"spec": spec}
 }
 
@@ -254,14 +253,7 @@ func readClusterQueue(live map[string]any, m *clusterQueueModel) {
 	} else {
 		m.FlavorFungibility = nil
 	}
-	var checks []types.String
-	for _, c := range object.Items(spec, "admissionChecksStrategy", "admissionChecks") {
-		checks = append(checks, object.String(c["name"], types.StringNull()))
-	}
-	if checks == nil {
-		checks = object.EmptyOrNil(m.AdmissionChecks)
-	}
-	m.AdmissionChecks = checks
+	m.AdmissionChecks, m.ChecksStrategy = admissionChecksIn(object.Items(spec, "admissionChecksStrategy", "admissionChecks"), m.AdmissionChecks, m.ChecksStrategy)
 	m.ResourceGroups = resourceGroupsIn(object.Items(spec, "resourceGroups"), m.ResourceGroups)
 }
 
@@ -283,6 +275,7 @@ func validateClusterQueue(m *clusterQueueModel) diag.Diagnostics {
 				"Kueue accepts a preference only when when_can_borrow and when_can_preempt are both TryNextFlavor.")
 		}
 	}
+	diags.Append(validateChecksStrategy(m.ChecksStrategy, m.ResourceGroups)...)
 	hasCohort := !m.Cohort.IsNull() && m.Cohort.ValueString() != ""
 	diags.Append(validateResourceGroups(m.ResourceGroups, hasCohort || m.Cohort.IsUnknown())...)
 	return diags

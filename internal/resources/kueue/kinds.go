@@ -23,11 +23,17 @@ var (
 	clusterQueueKind          = kind("clusterqueues", "ClusterQueue", false, clusterQueueV1beta1)
 	localQueueKind            = kind("localqueues", "LocalQueue", true, nil)
 	cohortKind                = kind("cohorts", "Cohort", false, nil)
+	// Topology, AdmissionCheck and ProvisioningRequestConfig are served at
+	// v1beta1 too, with the same fields.
+	topologyKind                  = kind("topologies", "Topology", false, nil)
+	admissionCheckKind            = kind("admissionchecks", "AdmissionCheck", false, nil)
+	provisioningRequestConfigKind = kind("provisioningrequestconfigs", "ProvisioningRequestConfig", false, nil)
 )
 
 // clusterQueueV1beta1 converts the fields of a ClusterQueue that v1beta2
-// renamed: spec.cohort became spec.cohortName, and the flavor fungibility
-// values Borrow and Preempt became MayStopSearch.
+// renamed: spec.cohort became spec.cohortName, the flavor fungibility
+// values Borrow and Preempt became MayStopSearch, and spec.admissionChecks
+// became rules of spec.admissionChecksStrategy.
 func clusterQueueV1beta1(obj map[string]any, _ string, down bool) {
 	spec, _ := obj["spec"].(map[string]any)
 	if spec == nil {
@@ -40,6 +46,17 @@ func clusterQueueV1beta1(obj map[string]any, _ string, down bool) {
 	if v, ok := spec[from]; ok {
 		spec[to] = v
 		delete(spec, from)
+	}
+	// v1beta1's plain list of check names is v1beta2's strategy without flavors.
+	if checks, ok := spec["admissionChecks"].([]any); ok && !down {
+		if _, has := spec["admissionChecksStrategy"]; !has && len(checks) > 0 {
+			rules := make([]any, len(checks))
+			for i, c := range checks {
+				rules[i] = map[string]any{"name": c}
+			}
+			spec["admissionChecksStrategy"] = map[string]any{"admissionChecks": rules}
+		}
+		delete(spec, "admissionChecks")
 	}
 	ff, _ := spec["flavorFungibility"].(map[string]any)
 	for key, old := range map[string]string{"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"} {

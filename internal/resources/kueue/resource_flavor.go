@@ -47,15 +47,17 @@ func NewResourceFlavor() resource.Resource {
 			"node_taints": nodeTaintsAttribute(),
 			"tolerations": tolerationsAttribute(),
 			"topology_name": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Name of a Kueue Topology for topology-aware scheduling. Requires `node_labels`; changing it replaces the flavor.",
-				Validators:          []validator.String{validators.DNSSubdomain()},
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Optional: true,
+				MarkdownDescription: "Name of a Kueue Topology (`aiplatform_topology`) for topology-aware scheduling. Requires `node_labels`; " +
+					"changing it replaces the flavor. The plan warns when nodes matching `node_labels` lack a level label of the Topology.",
+				Validators:    []validator.String{validators.DNSSubdomain()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 		},
-		Fields:   resourceFlavorFields,
-		Read:     readResourceFlavor,
-		Validate: validateResourceFlavor,
+		Fields:     resourceFlavorFields,
+		Read:       readResourceFlavor,
+		Validate:   validateResourceFlavor,
+		ModifyPlan: planResourceFlavor,
 	})
 }
 

@@ -49,10 +49,14 @@ type fromAllocatable struct {
 }
 
 func resourceGroupsAttribute(owner string) schema.Attribute {
+	unset := "Unset: the Cohort holds no quota of its own."
+	if owner == "ClusterQueue" {
+		unset = "Unset: the queue holds no quota of its own (a queue that only routes workloads through admission checks, or a placeholder in a cohort)."
+	}
 	return schema.ListNestedAttribute{
-		Optional: owner == "Cohort", Required: owner != "Cohort",
+		Optional: true,
 		MarkdownDescription: "Groups of resources whose quota is given together per flavor. Every flavor of a group lists " +
-			"exactly the group's `covered_resources`, in the same order.",
+			"exactly the group's `covered_resources`, in the same order. " + unset,
 		Validators: []validator.List{listvalidator.SizeBetween(1, 16)},
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"covered_resources": schema.ListAttribute{

@@ -1,0 +1,2 @@
+# An AdmissionCheck is cluster-scoped: import it by name.
+terraform import aiplatform_admission_check.gpu_capacity gpu-capacity

@@ -1,0 +1,2 @@
+# A Topology is cluster-scoped: import it by name.
+terraform import aiplatform_topology.datacenter datacenter

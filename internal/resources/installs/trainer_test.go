@@ -152,7 +152,7 @@ func TestAccTrainer(t *testing.T) {
 			{
 				// No JobSet in the cluster and none planned.
 				PreConfig: func() {
-					if _, err := jobSetCRD.Get(env); err == nil {
+					if crd, err := jobSetCRD.Get(env); err != nil || crd != nil {
 						t.Fatal("JobSet's CRD is in the cluster before the test: an earlier test left it")
 					}
 				},
@@ -173,7 +173,7 @@ func TestAccTrainer(t *testing.T) {
 			{
 				// Installed: nothing of the refused steps was.
 				PreConfig: func() {
-					if _, err := trainerDeployment.Get(env); err == nil {
+					if d, err := trainerDeployment.Get(env); err != nil || d != nil {
 						t.Fatal("a refused configuration installed the Trainer")
 					}
 					start = time.Now()
@@ -201,9 +201,9 @@ func TestAccTrainer(t *testing.T) {
 					trainerConfig.Edit(t, env, "kubectl-edit", func(obj map[string]any) {
 						data := obj["data"].(map[string]any)
 						doc := data["controller_manager_config.yaml"].(string)
-						edited := strings.Replace(doc, "trainJob: 5", "trainJob: 7", 1)
+						edited := strings.Replace(doc, "TrainJob.trainer.kubeflow.org: 5", "TrainJob.trainer.kubeflow.org: 7", 1)
 						if edited == doc {
-							t.Fatalf("no trainJob: 5 in the manager configuration:\n%s", doc)
+							t.Fatalf("no TrainJob.trainer.kubeflow.org: 5 in the manager configuration:\n%s", doc)
 						}
 						data["controller_manager_config.yaml"] = edited
 					})
@@ -217,7 +217,7 @@ func TestAccTrainer(t *testing.T) {
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 						driftBefore{addr, []string{
-							`ConfigMap/kubeflow-system/kubeflow-trainer-config: data["controller_manager_config.yaml"].controller.groupKindConcurrency.trainJob 7 → 5`,
+							`ConfigMap/kubeflow-system/kubeflow-trainer-config: data["controller_manager_config.yaml"].controller.groupKindConcurrency["TrainJob.trainer.kubeflow.org"] 7 → 5`,
 							"ClusterTrainingRuntime/jax-distributed: deleted from the cluster",
 							"ClusterTrainingRuntime/torch-distributed: spec.mlPolicy.numNodes 4 → 1",
 						}},
@@ -228,7 +228,7 @@ func TestAccTrainer(t *testing.T) {
 					jaxRuntime.Equal(env, int64(1), "spec", "mlPolicy", "numNodes"),
 					torchRuntime.Equal(env, int64(1), "spec", "mlPolicy", "numNodes"),
 					trainerConfig.Check(env, func(obj map[string]any) error {
-						if !strings.Contains(fmt.Sprint(obj["data"]), "trainJob: 5") {
+						if !strings.Contains(fmt.Sprint(obj["data"]), "TrainJob.trainer.kubeflow.org: 5") {
 							return fmt.Errorf("manager configuration not put back: %v", obj["data"])
 						}
 						return nil

@@ -43,6 +43,10 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_lws_group":        "applied by internal/resources/serving (TestAccLWSGroupExamples), whose cluster runs the LWS controller",
 	"aiplatform_checkpoint_store": "applied by internal/resources/training (TestAccCheckpointStoreExample), which creates the example's namespace",
 	"aiplatform_nccl_check":       "planned by internal/resources/training (TestAccNCCLCheckExample): a check runs through the MPI Operator and cannot be imported (its result lives only in state)",
+
+	// Training controllers.
+	"aiplatform_jobset_controller": "applied by internal/resources/installs (TestAccInstallExamples) with JobSet's chart from the module cache",
+	"aiplatform_trainer":           "applied by internal/resources/installs (TestAccInstallExamples) with Trainer's and JobSet's charts from the module cache",
 }
 
 func TestAccResourceExamples(t *testing.T) {

@@ -113,7 +113,13 @@ func NewRayCluster() resource.Resource {
 			"has allocatable (read live), or when `replicas` is outside `min_replicas`…`max_replicas`. With `wait_for_ready` " +
 			"(default) create and update wait until KubeRay reports the cluster `ready`, logging progress; a suspended or " +
 			"queued cluster is not waited for. Only the fields written here are compared with the live object: what KubeRay " +
-			"and Kueue add (default ports, admission's node selectors and tolerations) never shows as a diff.",
+			"and Kueue add (default ports, admission's node selectors and tolerations) never shows as a diff.\n\n" +
+			"`cpu`, `memory` and `gpus` fill the Ray container (the pod's first, named `container_name`); the head's and each group's " +
+			"`template` says the rest of the pod with the shared pod-template model: volumes, ports, env from Secrets, sidecars, " +
+			"requests that differ from limits, and a `pod_template` overlay for anything else. An import reads the container names " +
+			"and everything the pods carry into these attributes, so `terraform plan -generate-config-out` reproduces the object, " +
+			"and warns with their paths of RayCluster fields no attribute carries (a group's `numOfHosts`, the head Service, …): " +
+			"a plan whose apply would change them shows them and is refused unless `accept_live_changes` lists them.",
 		Attributes:  rayClusterAttributes(),
 		Fields:      rayClusterFields,
 		Read:        readRayCluster,

@@ -132,6 +132,7 @@ func TestAccRayClusterAdoptComplete(t *testing.T) {
 	env := acctest.Env(t)
 	rayNodes(t, env)
 	adoptForcedScale(t, env, "aiplatform_ray_cluster", rayCluster("default", "complete"), completeRay("complete", nil), rayReplicasPath)
+	t.Logf("generated configuration:\n%s", generated(t, "aiplatform_ray_cluster"))
 	gen := strings.Join(strings.Fields(generated(t, "aiplatform_ray_cluster")), " ")
 	for _, want := range []string{
 		`requests = { cpu = "500m" }`, `limits = { cpu = "1" }`, `memory = "2G"`,

@@ -345,3 +345,20 @@ func TestRayClusterSchemaMatchesModel(t *testing.T) {
 		t.Fatalf("round trip through state differs:\n%+v\n%+v", in.Head, out.Head)
 	}
 }
+
+// Out-of-band changes to what a template says show as drift: a volume
+// removed from an imported cluster's workers, a sidecar added to its head.
+func TestRayClusterTemplateDrift(t *testing.T) {
+	live := rayDecode(t, rayCompleteLive)
+	m := rayImport(live)
+	object.Fields(object.Items(live, "spec", "workerGroupSpecs")[0], "template", "spec")["volumes"] = []any{}
+	head := object.Fields(live, "spec", "headGroupSpec", "template", "spec")
+	head["containers"] = append(head["containers"].([]any), map[string]any{"name": "debug", "image": "busybox:1.36"})
+	readRayCluster(live, &m)
+	if n := len(m.WorkerGroups[0].Template.Volumes); n != 0 {
+		t.Errorf("the removed volume still reads: %d volumes", n)
+	}
+	if cs := m.Head.Template.Containers; len(cs) != 2 || cs[1].Name.ValueString() != "debug" {
+		t.Errorf("the added sidecar does not read: %+v", cs)
+	}
+}

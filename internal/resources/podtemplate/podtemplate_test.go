@@ -190,3 +190,36 @@ func TestSchemaMatchesModel(t *testing.T) {
 		t.Fatalf("round trip through state differs:\n%+v\n%+v", in.Template, out.Template)
 	}
 }
+
+// ManagedAttribute has the model's shape too, with containers and their
+// image optional (the resource fills in its own container).
+func TestManagedAttributeMatchesModel(t *testing.T) {
+	ctx := context.Background()
+	s := schema.Schema{Attributes: map[string]schema.Attribute{"template": ManagedAttribute("t")}}
+	if diags := s.ValidateImplementation(ctx); diags.HasError() {
+		t.Fatalf("schema: %v", diags)
+	}
+	type model struct {
+		Template *Template `tfsdk:"template"`
+	}
+	in := model{Template: Read(liveTemplate(t), nil)}
+	in.Template.Containers[0].Image = types.StringNull()
+	state := tfsdk.State{Schema: s, Raw: tftypes.NewValue(s.Type().TerraformType(ctx), nil)}
+	if diags := state.Set(ctx, &in); diags.HasError() {
+		t.Fatalf("set: %v", diags)
+	}
+	var out model
+	if diags := state.Get(ctx, &out); diags.HasError() {
+		t.Fatalf("get: %v", diags)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip through state differs:\n%+v\n%+v", in.Template, out.Template)
+	}
+	attr := s.Attributes["template"].(schema.SingleNestedAttribute)
+	if c := attr.Attributes["containers"].(schema.ListNestedAttribute); c.Required || c.NestedObject.Attributes["image"].IsRequired() {
+		t.Errorf("containers and their image must be optional in ManagedAttribute")
+	}
+	if c := Attribute("t", true).Attributes["containers"].(schema.ListNestedAttribute); !c.Required || !c.NestedObject.Attributes["image"].IsRequired() {
+		t.Errorf("Attribute must keep containers and their image required")
+	}
+}

@@ -75,6 +75,24 @@ func Attributes() map[string]schema.Attribute {
 	}
 }
 
+// ManagedAttribute is Attribute for a resource that builds one container
+// of the pod from attributes of its own (a Ray group's Ray container, from
+// its cpu, memory, gpus and image): containers are optional, and a
+// container's image may be left unset for the resource to fill in. The
+// resource checks that every other container has an image.
+func ManagedAttribute(desc string) schema.SingleNestedAttribute {
+	attrs := Attributes()
+	inner := containerAttributes(false)
+	inner["image"] = schema.StringAttribute{Optional: true,
+		MarkdownDescription: "Container image; required except for the container the resource builds itself, whose image it sets.",
+		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)}}
+	attrs["containers"] = schema.ListNestedAttribute{Optional: true,
+		MarkdownDescription: "The pod's containers: the one the resource builds (listed by its name to add to it) and any sidecars. " +
+			"An imported object's names are kept, and a container is only ever changed by its name, never added beside one of another name.",
+		NestedObject: schema.NestedAttributeObject{Attributes: inner}}
+	return schema.SingleNestedAttribute{Optional: true, MarkdownDescription: desc, Attributes: attrs}
+}
+
 func containerAttributes(init bool) map[string]schema.Attribute {
 	attrs := map[string]schema.Attribute{
 		"name": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the container, unique in the pod.",

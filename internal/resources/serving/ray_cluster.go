@@ -21,6 +21,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -67,22 +68,29 @@ type rayClusterModel struct {
 	ReadyWorkers     types.Int64  `tfsdk:"ready_workers"`
 }
 
+// rayPod is what the head and every worker group say about their pods: the
+// Ray container (named container_name, filled from cpu, memory and gpus) and
+// the rest of the pod template.
+type rayPod struct {
+	ContainerName types.String          `tfsdk:"container_name"`
+	CPU           types.String          `tfsdk:"cpu"`
+	Memory        types.String          `tfsdk:"memory"`
+	GPUs          types.Int64           `tfsdk:"gpus"`
+	Template      *podtemplate.Template `tfsdk:"template"`
+}
+
 type rayHead struct {
-	CPU            types.String `tfsdk:"cpu"`
-	Memory         types.String `tfsdk:"memory"`
-	GPUs           types.Int64  `tfsdk:"gpus"`
+	rayPod
 	RayStartParams types.Map    `tfsdk:"ray_start_params"`
 	ServiceType    types.String `tfsdk:"service_type"`
 }
 
 type rayWorkerGroup struct {
+	rayPod
 	Name           types.String        `tfsdk:"name"`
 	Replicas       types.Int64         `tfsdk:"replicas"`
 	MinReplicas    types.Int64         `tfsdk:"min_replicas"`
 	MaxReplicas    types.Int64         `tfsdk:"max_replicas"`
-	CPU            types.String        `tfsdk:"cpu"`
-	Memory         types.String        `tfsdk:"memory"`
-	GPUs           types.Int64         `tfsdk:"gpus"`
 	NodeSelector   types.Map           `tfsdk:"node_selector"`
 	Tolerations    []object.Toleration `tfsdk:"tolerations"`
 	RayStartParams types.Map           `tfsdk:"ray_start_params"`
@@ -95,7 +103,7 @@ type rayAutoscaling struct {
 
 // NewRayCluster is aiplatform_ray_cluster.
 func NewRayCluster() resource.Resource {
-	return object.New[rayClusterModel](object.Spec[rayClusterModel]{
+	return withImportWarnings(object.New[rayClusterModel](object.Spec[rayClusterModel]{
 		TypeName: "ray_cluster",
 		Kind:     rayClusterKind,
 		Description: "A KubeRay `ray.io/v1` RayCluster: a head and worker groups with GPUs, autoscaling bounds, an optional " +
@@ -105,57 +113,21 @@ func NewRayCluster() resource.Resource {
 			"has allocatable (read live), or when `replicas` is outside `min_replicas`…`max_replicas`. With `wait_for_ready` " +
 			"(default) create and update wait until KubeRay reports the cluster `ready`, logging progress; a suspended or " +
 			"queued cluster is not waited for. Only the fields written here are compared with the live object: what KubeRay " +
-			"and Kueue add (default ports, admission's node selectors and tolerations) never shows as a diff.",
+			"and Kueue add (default ports, admission's node selectors and tolerations) never shows as a diff.\n\n" +
+			"`cpu`, `memory` and `gpus` fill the Ray container (the pod's first, named `container_name`); the head's and each group's " +
+			"`template` says the rest of the pod with the shared pod-template model: volumes, ports, env from Secrets, sidecars, " +
+			"requests that differ from limits, and a `pod_template` overlay for anything else. An import reads the container names " +
+			"and everything the pods carry into these attributes, so `terraform plan -generate-config-out` reproduces the object, " +
+			"and warns with their paths of RayCluster fields no attribute carries (a group's `numOfHosts`, the head Service, …): " +
+			"a plan whose apply would change them shows them and is refused unless `accept_live_changes` lists them.",
 		Attributes:  rayClusterAttributes(),
 		Fields:      rayClusterFields,
 		Read:        readRayCluster,
 		Validate:    validateRayCluster,
 		ModifyPlan:  planRayCluster,
 		AfterApply:  waitRayCluster,
-		BeforeApply: keepAutoscalerReplicas,
-	})
-}
-
-// keepAutoscalerReplicas: with autoscaling on, KubeRay's autoscaler scales
-// each worker group by updating its replicas (and scaleStrategy, the workers
-// it removes). workerGroupSpecs is an atomic list in KubeRay's CRD, so that
-// update makes the autoscaler own the whole list: the next apply would
-// either conflict on it or, forced, put the configured count back. So the
-// live replicas and scaleStrategy of every existing group are written back
-// unchanged, and the apply takes the list back by force — the autoscaler
-// never applies, so it loses nothing and keeps scaling. Configured replicas
-// are only the initial count of a new group.
-func keepAutoscalerReplicas(_ context.Context, m *rayClusterModel, fields map[string]any, read func() (map[string]any, error)) (bool, error) {
-	if m.Autoscaling == nil || !m.Autoscaling.Enabled.ValueBool() {
-		return false, nil // nothing to keep: no read
-	}
-	live, err := read()
-	if err != nil || live == nil {
-		return false, err
-	}
-	current := map[string]map[string]any{}
-	for _, g := range object.Items(live, "spec", "workerGroupSpecs") {
-		if name, ok := g["groupName"].(string); ok {
-			current[name] = g
-		}
-	}
-	spec, _ := fields["spec"].(map[string]any)
-	groups, _ := spec["workerGroupSpecs"].([]any)
-	for _, g := range groups {
-		wg, ok := g.(map[string]any)
-		if !ok {
-			continue
-		}
-		name, _ := wg["groupName"].(string)
-		if l, ok := current[name]; ok {
-			for _, k := range []string{"replicas", "scaleStrategy"} {
-				if v, ok := l[k]; ok {
-					wg[k] = v
-				}
-			}
-		}
-	}
-	return true, nil
+		BeforeApply: beforeApplyRayCluster,
+	}))
 }
 
 // autoscalerReplicas keeps an existing worker group's unconfigured replicas
@@ -190,6 +162,20 @@ func (autoscalerReplicas) PlanModifyInt64(ctx context.Context, req planmodifier.
 	resp.PlanValue = req.StateValue
 }
 
+func rayContainerNameAttr(def string) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true,
+		MarkdownDescription: "Name of the Ray container (the first container of the pod, as KubeRay expects); `" + def + "` when unset. " +
+			"An imported cluster's container keeps its name here, so an apply changes that container — never adds one of another name beside it.",
+		Validators: []validator.String{validators.DNSLabel()}}
+}
+
+func rayTemplateAttr(whose string) schema.SingleNestedAttribute {
+	return podtemplate.ManagedAttribute("The rest of the " + whose + " pod template: volumes, ports, env from Secrets, sidecars, requests " +
+		"that differ from limits, service account, affinity, … (and `pod_template` for anything else a `PodTemplateSpec` can say). " +
+		"The Ray container is the one named `container_name`: list it here (without an image: `image` or `ray_version` gives it) to add to it; " +
+		"`cpu`, `memory` and `gpus` fill its resources and must not also be given here. An import puts here what the typed attributes cannot say.")
+}
+
 func rayMapAttr(desc string) schema.MapAttribute {
 	return schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: desc}
 }
@@ -208,14 +194,16 @@ func rayClusterAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Ray version of the images (`spec.rayVersion`), e.g. `\"2.46.0\"`.",
 			Validators:          []validator.String{stringvalidator.RegexMatches(rayVersionPattern, "must be a Ray version such as 2.46.0")}},
 		"image": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "Container image of every Ray pod. Default `rayproject/ray:<ray_version>`.",
+			MarkdownDescription: "Image of every Ray container whose `template` entry gives none. Default `rayproject/ray:<ray_version>`.",
 			Validators:          []validator.String{stringvalidator.LengthAtLeast(1)}},
 		"head": schema.SingleNestedAttribute{Required: true,
 			MarkdownDescription: "The head pod.",
 			Attributes: map[string]schema.Attribute{
-				"cpu":              rayQuantityAttr("CPU of the head container (requests and limits), e.g. `\"2\"`."),
-				"memory":           rayQuantityAttr("Memory of the head container (requests and limits), e.g. `\"8Gi\"`."),
-				"gpus":             rayGPUsAttr("GPUs (`nvidia.com/gpu`) of the head container. Usually unset: the head schedules, workers compute."),
+				"container_name":   rayContainerNameAttr("ray-head"),
+				"cpu":              rayQuantityAttr("CPU of the head's Ray container (requests and limits), e.g. `\"2\"`. For a request below the limit, leave it unset and give `template.containers[*].requests` and `limits` of the Ray container."),
+				"memory":           rayQuantityAttr("Memory of the head's Ray container (requests and limits), e.g. `\"8Gi\"`."),
+				"gpus":             rayGPUsAttr("GPUs (`nvidia.com/gpu`) of the head's Ray container (requests and limits). Usually unset: the head schedules, workers compute."),
+				"template":         rayTemplateAttr("head's"),
 				"ray_start_params": rayMapAttr("Arguments of the head's `ray start`, e.g. `{ dashboard-host = \"0.0.0.0\" }`."),
 				"service_type": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("ClusterIP"),
 					MarkdownDescription: "Type of the head Service: `ClusterIP` (default), `NodePort` or `LoadBalancer`.",
@@ -237,10 +225,12 @@ func rayClusterAttributes() map[string]schema.Attribute {
 				"max_replicas": schema.Int64Attribute{Optional: true,
 					MarkdownDescription: "Most workers the autoscaler creates. Unset: no bound (KubeRay's default).",
 					Validators:          []validator.Int64{int64validator.Between(0, kuberayMaxReplicas)}},
-				"cpu":    rayQuantityAttr("CPU of each worker container (requests and limits)."),
-				"memory": rayQuantityAttr("Memory of each worker container (requests and limits)."),
-				"gpus": rayGPUsAttr("GPUs (`nvidia.com/gpu`) of each worker. Must not be more than the allocatable GPUs of a node " +
-					"matching `node_selector` (checked against the live nodes at plan time)."),
+				"container_name": rayContainerNameAttr("ray-worker"),
+				"cpu":            rayQuantityAttr("CPU of each worker's Ray container (requests and limits). For a request below the limit, leave it unset and give them in `template`."),
+				"memory":         rayQuantityAttr("Memory of each worker's Ray container (requests and limits)."),
+				"gpus": rayGPUsAttr("GPUs (`nvidia.com/gpu`) of each worker's Ray container (requests and limits). Must not be more than the allocatable GPUs of a node " +
+					"matching `node_selector` (checked against the live nodes at plan time; GPUs given in `template` are checked too)."),
+				"template": rayTemplateAttr("workers'"),
 				"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 					MarkdownDescription: "Node labels the workers must run on, e.g. a GPU pool's `{ \"nvidia.com/gpu.product\" = \"NVIDIA-H100-80GB-HBM3\" }`.",
 					Validators:          []validator.Map{validators.Labels()}},

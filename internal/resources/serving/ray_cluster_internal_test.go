@@ -23,11 +23,11 @@ func rayStrMap(kv ...string) types.Map {
 func sampleRayCluster() rayClusterModel {
 	m := rayClusterModel{
 		RayVersion: types.StringValue("2.46.0"), Image: types.StringNull(),
-		Head: &rayHead{CPU: types.StringValue("1000m"), Memory: types.StringValue("2Gi"), GPUs: types.Int64Null(),
+		Head: &rayHead{rayPod: rayPod{CPU: types.StringValue("1000m"), Memory: types.StringValue("2Gi"), GPUs: types.Int64Null()},
 			RayStartParams: rayStrMap("dashboard-host", "0.0.0.0"), ServiceType: types.StringValue("ClusterIP")},
 		WorkerGroups: []rayWorkerGroup{{
 			Name: types.StringValue("gpu"), Replicas: types.Int64Value(2), MinReplicas: types.Int64Value(0), MaxReplicas: types.Int64Null(),
-			CPU: types.StringValue("4"), Memory: types.StringValue("16Gi"), GPUs: types.Int64Value(4),
+			rayPod:         rayPod{CPU: types.StringValue("4"), Memory: types.StringValue("16Gi"), GPUs: types.Int64Value(4)},
 			NodeSelector:   rayStrMap("pool", "a"),
 			Tolerations:    []object.Toleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"), Value: types.StringNull(), Effect: types.StringNull()}},
 			RayStartParams: types.MapNull(types.StringType),

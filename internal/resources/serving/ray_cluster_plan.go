@@ -7,12 +7,14 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	tfpath "github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
 )
 
 // Plan: checks across attributes, and the live checks of ModifyPlan.
@@ -55,6 +57,13 @@ func validateRayCluster(m *rayClusterModel) diag.Diagnostics {
 			diags.AddAttributeWarning(p, "Idle timeout without autoscaling", "has no effect while autoscaling.enabled = false.")
 		}
 	}
+	if m.Head != nil {
+		diags.Append(validateRayPod(m, &m.Head.rayPod, tfpath.Root("head"), rayHeadContainer, types.MapNull(types.StringType), nil)...)
+	}
+	for i := range m.WorkerGroups {
+		g := &m.WorkerGroups[i]
+		diags.Append(validateRayPod(m, &g.rayPod, tfpath.Root("worker_groups").AtListIndex(i), rayWorkerContainer, g.NodeSelector, g.Tolerations)...)
+	}
 	if mc := m.ModelCache; mc != nil {
 		p := tfpath.Root("model_cache")
 		mode := mc.Mode.ValueString()
@@ -90,7 +99,11 @@ func planRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 	}
 	var nodes []corev1.Node
 	for i, g := range m.WorkerGroups {
-		if !object.Known(g.GPUs) || g.GPUs.ValueInt64() == 0 || !object.Known(g.NodeSelector) {
+		gpus, selectorAttr := rayGroupGPUs(&g), g.NodeSelector
+		if g.Template != nil && selectorAttr.IsNull() {
+			selectorAttr = g.Template.NodeSelector
+		}
+		if gpus == 0 || !object.Known(selectorAttr) {
 			continue
 		}
 		if nodes == nil {
@@ -101,7 +114,10 @@ func planRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 			}
 		}
 		p := tfpath.Root("worker_groups").AtListIndex(i).AtName("gpus")
-		selector := object.Labels(g.NodeSelector)
+		if !object.Known(g.GPUs) {
+			p = tfpath.Root("worker_groups").AtListIndex(i).AtName("template")
+		}
+		selector := object.Labels(selectorAttr)
 		sel := capacity.Select(nodes, selector)
 		if len(sel) == 0 {
 			diags.AddAttributeWarning(p, "No node matches the worker group",
@@ -116,11 +132,101 @@ func planRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 				most, where = q.Value(), n.Name
 			}
 		}
-		if g.GPUs.ValueInt64() > most {
+		if gpus > most {
 			diags.AddAttributeError(p, "More GPUs per worker than a node has",
 				fmt.Sprintf("%s: each worker of group %q asks for %d GPUs, but the %d nodes matching node_selector %s have at most %d allocatable (%s); "+
 					"no node could run a worker. Lower gpus to at most %d (and raise replicas), or select a pool with larger nodes.",
-					p, g.Name.ValueString(), g.GPUs.ValueInt64(), len(sel), object.SelectorString(selector), most, where, most))
+					p, g.Name.ValueString(), gpus, len(sel), object.SelectorString(selector), most, where, most))
+		}
+	}
+	return diags
+}
+
+// rayGroupGPUs is the GPUs a worker asks for: gpus, else what its template's
+// containers request; 0 when unknown.
+func rayGroupGPUs(g *rayWorkerGroup) int64 {
+	if object.Known(g.GPUs) {
+		return g.GPUs.ValueInt64()
+	}
+	if g.GPUs.IsUnknown() || g.Template == nil {
+		return 0
+	}
+	q := g.Template.Request(capacity.DefaultGPUResource)
+	return q.Value()
+}
+
+// validateRayPod checks a head's or worker group's template against the
+// typed attributes: each field is given in one place, the Ray container is
+// the first, every other container has an image.
+func validateRayPod(m *rayClusterModel, p *rayPod, at tfpath.Path, def string, selector types.Map, tolerations []object.Toleration) diag.Diagnostics {
+	var diags diag.Diagnostics
+	t := p.Template
+	if t == nil {
+		return diags
+	}
+	tp := at.AtName("template")
+	var extra []string
+	if m.ModelCache != nil {
+		extra = append(extra, modelcache.DefaultVolumeName)
+		for i, v := range t.Volumes {
+			if v.Name.ValueString() == modelcache.DefaultVolumeName {
+				diags.AddAttributeError(tp.AtName("volumes").AtListIndex(i).AtName("name"), "Volume name taken",
+					fmt.Sprintf("%q is the model cache's volume (model_cache); give this volume another name.", modelcache.DefaultVolumeName))
+			}
+		}
+	}
+	diags.Append(podtemplate.Validate(t, tp, extra...)...)
+	if p.ContainerName.IsUnknown() {
+		return diags
+	}
+	name := p.containerName(def)
+	twice := func(at tfpath.Path, attr string) {
+		diags.AddAttributeError(at, "Set in two places",
+			fmt.Sprintf("%s sets what %s sets too; set it in one place.", at, attr))
+	}
+	for i, c := range t.Containers {
+		cp := tp.AtName("containers").AtListIndex(i)
+		if c.Name.ValueString() != name {
+			if c.Image.IsNull() {
+				diags.AddAttributeError(cp.AtName("image"), "Missing image",
+					fmt.Sprintf("container %q needs an image: only the Ray container (%q) gets the cluster's.", c.Name.ValueString(), name))
+			}
+			continue
+		}
+		if i != 0 {
+			diags.AddAttributeError(cp, "Ray container not first",
+				fmt.Sprintf("%q is the Ray container (container_name) and must be the first of containers: KubeRay runs Ray in the pod's first container.", name))
+		}
+		for _, r := range []struct {
+			typed    bool
+			attr, as string
+		}{
+			{!p.CPU.IsNull(), "cpu", "cpu"},
+			{!p.Memory.IsNull(), "memory", "memory"},
+			{!p.GPUs.IsNull(), "gpus", capacity.DefaultGPUResource},
+		} {
+			if !r.typed {
+				continue
+			}
+			for _, f := range []struct {
+				name string
+				q    types.Map
+			}{{"requests", c.Requests}, {"limits", c.Limits}} {
+				if _, ok := f.q.Elements()[r.as]; ok {
+					twice(cp.AtName(f.name).AtMapKey(r.as), at.AtName(r.attr).String())
+				}
+			}
+		}
+	}
+	if !selector.IsNull() && !t.NodeSelector.IsNull() {
+		twice(tp.AtName("node_selector"), at.AtName("node_selector").String())
+	}
+	if tolerations != nil && t.Tolerations != nil {
+		twice(tp.AtName("tolerations"), at.AtName("tolerations").String())
+	}
+	if !m.QueueName.IsNull() {
+		if _, ok := t.Labels.Elements()[rayQueueLabel]; ok {
+			twice(tp.AtName("labels").AtMapKey(rayQueueLabel), "queue_name")
 		}
 	}
 	return diags

@@ -277,6 +277,10 @@ resource "aiplatform_ray_cluster" "bad" {
 `
 	}
 	pool := fmt.Sprintf("node_selector = { %s = %q }", rayPoolLabel, rayPool)
+	badTemplate := `{ name = "w", cpu = "1", template = { containers = [
+    { name = "ray-worker", requests = { cpu = "500m" } },
+    { name = "sidecar", volume_mounts = [{ name = "logs", mount_path = "/logs" }] },
+  ] } }`
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
@@ -308,6 +312,20 @@ resource "aiplatform_ray_cluster" "bad" {
 			{
 				Config: strings.Replace(bad(`{ name = "w" }`), "  head ", "  autoscaling = { enabled = true, idle_timeout = \"1.5s\" }\n  head ", 1), PlanOnly: true,
 				ExpectError: acctest.ErrorMatching(`autoscaling.idle_timeout: "1.5s" is not a whole, non-negative number of seconds`),
+			},
+			// The template's checks: a sidecar needs an image, a field is
+			// set in one place, mounts name the pod's volumes.
+			{
+				Config: bad(badTemplate), PlanOnly: true,
+				ExpectError: acctest.ErrorMatching(`worker_groups[0].template.containers[1].image: container "sidecar" needs an image`),
+			},
+			{
+				Config: bad(badTemplate), PlanOnly: true,
+				ExpectError: acctest.ErrorMatching(`worker_groups[0].template.containers[0].requests["cpu"] sets what worker_groups[0].cpu sets too`),
+			},
+			{
+				Config: bad(badTemplate), PlanOnly: true,
+				ExpectError: acctest.ErrorMatching(`worker_groups[0].template.containers[1].volume_mounts[0].name: no volume named "logs"`),
 			},
 		},
 		CheckDestroy: rayCluster("default", "bad").Gone(env),

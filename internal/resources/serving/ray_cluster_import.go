@@ -1,0 +1,102 @@
+package serving
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+)
+
+// Import: what an imported RayCluster says that its configuration cannot.
+// The pod templates carry everything (what their typed attributes cannot
+// say goes in pod_template); what is left are the RayCluster's own fields
+// beyond the attributes (a group's numOfHosts or idleTimeoutSeconds, the
+// head Service, …). An apply that takes them over — workerGroupSpecs is an
+// atomic list, so a forced apply takes all of it — would change or drop
+// them: the import says so, with their paths, and the plan shows and
+// refuses such a change unless accept_live_changes lists it.
+
+// objectResource is what object.New returns.
+type objectResource interface {
+	resource.ResourceWithConfigure
+	resource.ResourceWithImportState
+	resource.ResourceWithValidateConfig
+	resource.ResourceWithModifyPlan
+}
+
+type rayClusterResource struct {
+	objectResource
+	client *kube.Client
+}
+
+func withImportWarnings(r resource.Resource) resource.Resource {
+	return &rayClusterResource{objectResource: r.(objectResource)}
+}
+
+func (r *rayClusterResource) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.objectResource.Configure(ctx, req, resp)
+	r.client, _ = req.ProviderData.(*kube.Client)
+}
+
+// Read reads as every object resource does and, on import (a state with
+// nothing but the object's name), warns of what the configuration cannot say.
+func (r *rayClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var version types.String
+	importing := !req.State.GetAttribute(ctx, path.Root("ray_version"), &version).HasError() && version.IsNull()
+	r.objectResource.Read(ctx, req, resp)
+	if !importing || resp.Diagnostics.HasError() || r.client == nil || resp.State.Raw.IsNull() {
+		return
+	}
+	var m rayClusterModel
+	if resp.Diagnostics.Append(resp.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
+		return
+	}
+	live, found, err := r.client.Get(ctx, rayClusterKind, m.ObjectRef())
+	if err != nil || !found {
+		return
+	}
+	if paths := rayUnexpressed(live.Object, &m); len(paths) > 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("RayCluster %s has fields its configuration cannot say", m.ObjectRef()),
+			"The imported object sets these fields, which no attribute of aiplatform_ray_cluster carries:\n  "+strings.Join(paths, "\n  ")+
+				"\nThey stay as they are until an apply takes them over: a forced apply (force_conflicts) takes the whole atomic "+
+				"workerGroupSpecs list and would change or drop those under it. Such a plan shows them and is refused unless "+
+				"accept_live_changes lists them.")
+	}
+}
+
+// rayUnexpressed lists the paths where the live object's spec differs from
+// what an apply of m would send (as adjusted from the live object), leaving
+// out what KubeRay's CRD defaults and what the autoscaler and Kueue own.
+func rayUnexpressed(live map[string]any, m *rayClusterModel) []string {
+	fields := rayClusterFields(m)
+	rayKeepLive(fields, live)
+	keepAutoscalerReplicas(m, fields, live)
+	want := rayCopy(object.Fields(fields, "spec"))
+	have := rayCopy(object.Fields(live, "spec"))
+	if have == nil || want == nil {
+		return nil
+	}
+	wgroups := map[any]map[string]any{}
+	for _, g := range object.Items(want, "workerGroupSpecs") {
+		wgroups[g["groupName"]] = g
+	}
+	for _, g := range object.Items(have, "workerGroupSpecs") {
+		w := wgroups[g["groupName"]]
+		for k, def := range map[string]int64{"numOfHosts": 1, "maxReplicas": kuberayMaxReplicas, "minReplicas": 0, "replicas": 0} {
+			if _, set := w[k]; !set && object.Int64(g[k]).ValueInt64() == def && g[k] != nil {
+				delete(g, k)
+			}
+		}
+	}
+	if object.Known(m.QueueName) {
+		delete(have, "suspend") // Kueue's
+		delete(want, "suspend")
+	}
+	return kube.ChangedPaths(map[string]any{"spec": have}, map[string]any{"spec": want})
+}

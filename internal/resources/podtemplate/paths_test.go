@@ -33,3 +33,14 @@ func TestPaths(t *testing.T) {
 		t.Errorf("Paths(nil) = %q", got)
 	}
 }
+
+// An empty metadata (`metadata: {}`, as manifests often carry it) is no
+// remainder: an import puts nothing in pod_template for it.
+func TestEmptyMetadataIsNoRemainder(t *testing.T) {
+	live := map[string]any{"metadata": map[string]any{}, "spec": map[string]any{"containers": []any{
+		map[string]any{"name": "nginx", "image": "nginx:1.27"}}}}
+	m := Read(live, nil)
+	if r := Remainder(live, m); r != nil || !m.PodTemplate.IsNull() {
+		t.Errorf("remainder %v, pod_template %v", r, m.PodTemplate)
+	}
+}

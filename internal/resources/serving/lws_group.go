@@ -85,7 +85,7 @@ var (
 
 // NewLWSGroup is aiplatform_lws_group.
 func NewLWSGroup() resource.Resource {
-	return object.New[lwsGroupModel](object.Spec[lwsGroupModel]{
+	inner := object.New[lwsGroupModel](object.Spec[lwsGroupModel]{
 		TypeName: "lws_group",
 		Kind:     lwsKind,
 		Description: "A LeaderWorkerSet (`leaderworkerset.x-k8s.io/v1`): `replicas` groups of `size` pods — one leader " +
@@ -133,6 +133,7 @@ func NewLWSGroup() resource.Resource {
 		Validate:   validateLWS,
 		ModifyPlan: planLWS,
 	})
+	return &lwsResource{Resource: inner.(*object.Resource[lwsGroupModel, *lwsGroupModel])}
 }
 
 func servingAttribute() schema.SingleNestedAttribute {
@@ -176,7 +177,7 @@ func (m *lwsGroupModel) leaderTemplate() *podTemplateModel {
 
 // groupGPUs is the GPUs of one group; ok is false while a count is unknown.
 func (m *lwsGroupModel) groupGPUs() (int64, bool) {
-	if m.Worker == nil || m.Size.IsUnknown() || m.Worker.GPUs.IsUnknown() || m.Leader != nil && m.Leader.GPUs.IsUnknown() {
+	if m.Worker == nil || m.Size.IsUnknown() || !m.Worker.gpusKnown() || !m.Leader.gpusKnown() {
 		return 0, false
 	}
 	size := int64(1)
@@ -251,11 +252,14 @@ func readLWS(live map[string]any, m *lwsGroupModel) {
 		m.Rollout = nil
 	}
 	m.QueueName = object.String(object.Field(live, "metadata", "labels", QueueLabel), m.QueueName)
-	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker)
-	m.Leader = templateIn(object.Fields(tmpl, "leaderTemplate"), m.Leader)
-	m.ModelCache = modelCacheIn(object.Fields(tmpl, "workerTemplate"), m.ModelCache)
 	rec, _ := object.Field(live, "metadata", "annotations", ServingAnnotation).(string)
 	m.Serving = servingFromRecord(rec)
+	m.ModelCache = modelCacheIn(object.Fields(tmpl, "workerTemplate"), m.ModelCache)
+	// The model cache's volume and mount and the serving block's startup
+	// probe are the group's, not the templates' own.
+	cached, leader := m.ModelCache != nil, object.Fields(tmpl, "leaderTemplate")
+	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker, cached, m.Serving != nil && leader == nil)
+	m.Leader = templateIn(leader, m.Leader, cached, m.Serving != nil)
 	derive(m)
 }
 
@@ -363,6 +367,9 @@ func validateLWS(m *lwsGroupModel) diag.Diagnostics {
 			diags.AddAttributeError(path.Root("model_cache").AtName("host_path"), "Missing host_path", "a node_local model cache is mounted from its host_path.")
 		}
 	}
+	cached := m.ModelCache != nil
+	diags.Append(validateTemplate(m.Worker, path.Root("worker"), cached, m.Serving != nil && m.Leader == nil)...)
+	diags.Append(validateTemplate(m.Leader, path.Root("leader"), cached, m.Serving != nil)...)
 	if m.Serving != nil {
 		diags.Append(checkFit(m)...)
 	}

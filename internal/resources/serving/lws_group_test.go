@@ -283,6 +283,29 @@ func TestAccLWSGroupExamples(t *testing.T) {
 							if sp := leaders[0].Spec.Containers[0].StartupProbe; sp == nil || sp.FailureThreshold != 652 {
 								return fmt.Errorf("leader startup probe %+v, want failureThreshold 652", sp)
 							}
+							// The production parts: a sidecar beside the server,
+							// the token from a Secret, shared memory for NCCL.
+							lc := leaders[0].Spec.Containers
+							if len(lc) != 2 || lc[0].Name != "vllm" || lc[1].Name != "metrics-exporter" || lc[1].StartupProbe != nil {
+								return fmt.Errorf("leader containers %v, want vllm and metrics-exporter", lc)
+							}
+							var token *corev1.EnvVar
+							for i, e := range lc[0].Env {
+								if e.Name == "HF_TOKEN" {
+									token = &lc[0].Env[i]
+								}
+							}
+							if token == nil || token.ValueFrom == nil || token.ValueFrom.SecretKeyRef == nil || token.ValueFrom.SecretKeyRef.Name != "hf-token" {
+								return fmt.Errorf("leader env %v, want HF_TOKEN from the Secret hf-token", lc[0].Env)
+							}
+							if q := lc[0].Resources.Requests[corev1.ResourceCPU]; q.String() != "32" {
+								return fmt.Errorf("leader cpu request %s, want 32 (limit 48)", q.String())
+							}
+							for _, p := range []corev1.Pod{leaders[0], workers[0]} {
+								if v := p.Spec.Volumes; len(v) == 0 || v[0].Name != "dshm" || v[0].EmptyDir == nil || v[0].EmptyDir.Medium != corev1.StorageMediumMemory {
+									return fmt.Errorf("pod %s volumes %v, want dshm in memory", p.Name, v)
+								}
+							}
 							return nil
 						}),
 					),

@@ -91,7 +91,13 @@ func NewLWSGroup() resource.Resource {
 		Description: "A LeaderWorkerSet (`leaderworkerset.x-k8s.io/v1`): `replicas` groups of `size` pods — one leader " +
 			"and `size − 1` workers — created, scaled, restarted and rolled out as units, which is what a model " +
 			"sharded over several nodes needs. With `serving`, the plan checks that the weights fit the GPUs " +
-			"(see the guide *Inference sizing*) and the leader gets a startup probe sized to the time it takes to read them.",
+			"(see the guide *Inference sizing*) and the leader gets a startup probe sized to the time it takes to read them.\n\n" +
+			"`leader` and `worker` are pod templates of the provider's shared model: named containers (the model server first, sidecars after it), " +
+			"requests apart from limits, ports, env from Secrets and ConfigMaps, volumes and mounts, init and sidecar containers, and `pod_template` " +
+			"for anything else a `PodTemplateSpec` can say; `image`, `gpus`, `cpu` and `memory` are a shorthand for a pod of one container. " +
+			"Adopting an existing LeaderWorkerSet (an `import` block and `terraform plan -generate-config-out`) keeps its containers' names, " +
+			"puts what no typed attribute says in `pod_template`, and warns with the paths of what the configuration carries there and of what it " +
+			"cannot carry at all (the object's own labels, a subgroup policy), which an apply leaves to the manager that set it.",
 		Attributes: map[string]schema.Attribute{
 			"replicas": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
 				MarkdownDescription: "Number of groups. Default 1.", Validators: []validator.Int64{int64validator.Between(0, 10000)}},

@@ -72,6 +72,19 @@ resource "aiplatform_lws_group" "g" {
 `, name, replicas, size, gpus, lwsPoolLabel, serving, extra)
 }
 
+// lwsWorkerConfig is a group named bad whose worker template is worker.
+func lwsWorkerConfig(env *testenv.Env, worker string) string {
+	return acctest.Provider(env) + fmt.Sprintf(`
+resource "aiplatform_lws_group" "g" {
+  name      = "bad"
+  namespace = "default"
+  worker = {
+    %s
+  }
+}
+`, worker)
+}
+
 // lwsGroupPods lists the LeaderWorkerSet's live pods by role.
 func lwsGroupPods(env *testenv.Env, namespace, name string) (leaders, workers []corev1.Pod, err error) {
 	list, err := env.Client.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{
@@ -238,6 +251,16 @@ func TestAccLWSGroupValidation(t *testing.T) {
 				acctest.ErrorMatching("serving.dtype", "fp4")),
 			plan(lwsConfig(env, "bad", 1, 2, 4, "", `restart_policy = "Always"`), acctest.ErrorMatching("restart_policy", "Always")),
 			plan(lwsConfig(env, "bad", 1, 2, 4, "", `rollout = { max_surge = "lots" }`), acctest.ErrorMatching("rollout.max_surge", "percentage")),
+			// Templates of the shared model: one form, mounts of declared
+			// volumes, an overlay that is a PodTemplateSpec.
+			plan(lwsWorkerConfig(env, `image = "nginx:1.27"
+    containers = [{ name = "nginx", image = "nginx:1.27" }]`),
+				acctest.ErrorMatching("worker.containers: set image (the shorthand for a pod of one container) or containers, not both")),
+			plan(lwsWorkerConfig(env, `containers = [{ name = "nginx", image = "nginx:1.27", volume_mounts = [{ name = "nope", mount_path = "/x" }] }]`),
+				acctest.ErrorMatching(`worker.containers[0].volume_mounts[0].name: no volume named "nope"`)),
+			plan(lwsWorkerConfig(env, `containers   = [{ name = "nginx", image = "nginx:1.27" }]
+    pod_template = yamlencode({ spec = { hostNetwrk = true } })`),
+				acctest.ErrorMatching("worker.pod_template", `unknown field "spec.hostNetwrk"`)),
 		},
 	})
 	if obj, err := lwsObject("default", "bad").Get(env); err != nil || obj != nil {

@@ -239,9 +239,10 @@ func validateTemplate(t *podTemplateModel, p path.Path, cached, probed bool) dia
 		case !t.Image.IsNull() && len(t.Containers) > 0:
 			bad(p.AtName("containers"), "set image (the shorthand for a pod of one container) or containers, not both")
 		case t.Image.IsNull():
-			for name, set := range map[string]bool{"container_name": !t.ContainerName.IsNull(), "command": t.Command != nil, "args": t.Args != nil,
-				"env": !t.Env.IsNull(), "gpus": !t.GPUs.IsNull(), "cpu": !t.CPU.IsNull(), "memory": !t.Memory.IsNull()} {
-				if set {
+			set := map[string]bool{"container_name": !t.ContainerName.IsNull(), "command": t.Command != nil, "args": t.Args != nil,
+				"env": !t.Env.IsNull(), "gpus": !t.GPUs.IsNull(), "cpu": !t.CPU.IsNull(), "memory": !t.Memory.IsNull()}
+			for _, name := range shorthandAttributes {
+				if set[name] {
 					bad(p.AtName(name), "belongs to the shorthand (with image); with containers, set it on the container itself")
 				}
 			}

@@ -20,7 +20,8 @@ import (
 // would) from objects written after LWS's published samples: import with
 // generated configuration, an empty plan, the live object untouched; then
 // scaling replicas 1 → 2 (force_conflicts: kubectl owns replicas) changes
-// the replicas and nothing else — no container added beside the live ones.
+// the replicas and nothing else — no container added beside the live ones;
+// deleted, the object the generated configuration creates has the same spec.
 
 // lwsSampleShaped is LWS's leaderworkerset_v1_leaderworkerset.yaml shape
 // (written here, not copied): the object's labels, worker container nginx
@@ -245,5 +246,23 @@ func adoptLWS(t *testing.T, manifest string, warnings, generated []string) {
 	unchanged("scaling", "spec.replicas")
 	if code, out := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan after scaling: exit code %d, want 0\n%s", code, out)
+	}
+
+	// The generated configuration reproduces the object: deleted, the
+	// object it creates again has the same spec (the scaled replicas).
+	scaledLive, err := obj.Get(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.Delete(t, env)
+	if out, err := w.Run("apply", "-auto-approve"); err != nil {
+		t.Fatal(out, err)
+	}
+	again, err := obj.Get(env)
+	if err != nil || again == nil {
+		t.Fatalf("the object was not created again: %v", err)
+	}
+	if changed := kube.ChangedPaths(map[string]any{"spec": scaledLive.Object["spec"]}, map[string]any{"spec": again.Object["spec"]}); len(changed) > 0 {
+		t.Errorf("the object created from the generated configuration differs from the adopted one at %v", changed)
 	}
 }

@@ -326,7 +326,7 @@ func sizingOf(m *lwsGroupModel) (weights, mem int64, reserve float64, tp int64, 
 	group, groupKnown := m.groupGPUs()
 	if groupKnown && group == 0 {
 		diags.AddAttributeError(path.Root("worker").AtName("gpus"), "Serving without GPUs",
-			"serving sizes a model on GPUs, but the group requests none: set worker.gpus (and leader.gpus).")
+			"serving sizes a model on GPUs, but the group requests none: set worker.gpus (and leader.gpus), or nvidia.com/gpu in the limits of a container of worker.containers (and leader.containers).")
 	}
 	switch {
 	case object.Known(s.TensorParallel):

@@ -139,7 +139,7 @@ func serverDefault(k string, v any, parent map[string]any) bool {
 		return isPodSpec && v == true
 	case "serviceAccount": // the deprecated copy of serviceAccountName
 		return isPodSpec && v == parent["serviceAccountName"]
-	case "securityContext", "resources":
+	case "securityContext", "resources", "metadata": // {} says nothing
 		m, ok := v.(map[string]any)
 		return ok && len(m) == 0
 	case "readOnly": // absent means false

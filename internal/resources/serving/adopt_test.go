@@ -17,54 +17,6 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
-// An adopted LeaderWorkerSet shaped like LWS's leaderworkerset sample
-// (worker container nginx, requests ≠ limits, a port) plus a Secret env
-// var, a volume and a sidecar: import adopts the container's name
-// (container_name = "nginx"), empty plan, untouched; scaling by force
-// changes the replicas and nothing else — no container "main" beside nginx.
-func TestAccLWSGroupAdoptForcedScaleOnlyReplicas(t *testing.T) {
-	env := acctest.Env(t)
-	adoptForcedScale(t, env, "aiplatform_lws_group", lwsObject("default", "adopted"), adoptedLWS("adopted"), `spec.replicas`)
-	gen := generated(t, "aiplatform_lws_group")
-	if !strings.Contains(gen, `container_name = "nginx"`) {
-		t.Errorf("the generated configuration does not adopt the container's name:\n%s", gen)
-	}
-}
-
-func adoptedLWS(name string) *unstructured.Unstructured {
-	nginx := func() map[string]any {
-		return map[string]any{
-			"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27",
-			"ports": []any{map[string]any{"containerPort": int64(8080)}},
-			"resources": map[string]any{
-				"requests": map[string]any{"cpu": "50m"},
-				"limits":   map[string]any{"cpu": "100m"},
-			},
-			"env": []any{map[string]any{"name": "API_KEY", "valueFrom": map[string]any{
-				"secretKeyRef": map[string]any{"name": "api-key", "key": "key", "optional": true}}}},
-			"volumeMounts": []any{map[string]any{"name": "cache", "mountPath": "/cache"}},
-		}
-	}
-	spec := func() map[string]any {
-		return map[string]any{
-			"containers": []any{nginx(), map[string]any{"name": "metrics", "image": "busybox:1.36", "args": []any{"sleep", "infinity"}}},
-			"volumes":    []any{map[string]any{"name": "cache", "emptyDir": map[string]any{}}},
-		}
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-		"metadata": map[string]any{"name": name, "namespace": "default"},
-		"spec": map[string]any{
-			"replicas": int64(1),
-			"leaderWorkerTemplate": map[string]any{
-				"size":           int64(2),
-				"leaderTemplate": map[string]any{"spec": spec()},
-				"workerTemplate": map[string]any{"spec": spec()},
-			},
-		},
-	}}
-}
-
 // generatedConfig holds, per resource type, the configuration the last
 // adoptForcedScale had Terraform generate on import.
 var generatedConfig sync.Map

@@ -85,13 +85,19 @@ var (
 
 // NewLWSGroup is aiplatform_lws_group.
 func NewLWSGroup() resource.Resource {
-	return object.New[lwsGroupModel](object.Spec[lwsGroupModel]{
+	inner := object.New[lwsGroupModel](object.Spec[lwsGroupModel]{
 		TypeName: "lws_group",
 		Kind:     lwsKind,
 		Description: "A LeaderWorkerSet (`leaderworkerset.x-k8s.io/v1`): `replicas` groups of `size` pods — one leader " +
 			"and `size − 1` workers — created, scaled, restarted and rolled out as units, which is what a model " +
 			"sharded over several nodes needs. With `serving`, the plan checks that the weights fit the GPUs " +
-			"(see the guide *Inference sizing*) and the leader gets a startup probe sized to the time it takes to read them.",
+			"(see the guide *Inference sizing*) and the leader gets a startup probe sized to the time it takes to read them.\n\n" +
+			"`leader` and `worker` are pod templates of the provider's shared model: named containers (the model server first, sidecars after it), " +
+			"requests apart from limits, ports, env from Secrets and ConfigMaps, volumes and mounts, init and sidecar containers, and `pod_template` " +
+			"for anything else a `PodTemplateSpec` can say; `image`, `gpus`, `cpu` and `memory` are a shorthand for a pod of one container. " +
+			"Adopting an existing LeaderWorkerSet (an `import` block and `terraform plan -generate-config-out`) keeps its containers' names, " +
+			"puts what no typed attribute says in `pod_template`, and warns with the paths of what the configuration carries there and of what it " +
+			"cannot carry at all (the object's own labels, a subgroup policy), which an apply leaves to the manager that set it.",
 		Attributes: map[string]schema.Attribute{
 			"replicas": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
 				MarkdownDescription: "Number of groups. Default 1.", Validators: []validator.Int64{int64validator.Between(0, 10000)}},
@@ -133,6 +139,7 @@ func NewLWSGroup() resource.Resource {
 		Validate:   validateLWS,
 		ModifyPlan: planLWS,
 	})
+	return &lwsResource{Resource: inner.(*object.Resource[lwsGroupModel, *lwsGroupModel])}
 }
 
 func servingAttribute() schema.SingleNestedAttribute {
@@ -176,7 +183,7 @@ func (m *lwsGroupModel) leaderTemplate() *podTemplateModel {
 
 // groupGPUs is the GPUs of one group; ok is false while a count is unknown.
 func (m *lwsGroupModel) groupGPUs() (int64, bool) {
-	if m.Worker == nil || m.Size.IsUnknown() || m.Worker.GPUs.IsUnknown() || m.Leader != nil && m.Leader.GPUs.IsUnknown() {
+	if m.Worker == nil || m.Size.IsUnknown() || !m.Worker.gpusKnown() || !m.Leader.gpusKnown() {
 		return 0, false
 	}
 	size := int64(1)
@@ -251,11 +258,14 @@ func readLWS(live map[string]any, m *lwsGroupModel) {
 		m.Rollout = nil
 	}
 	m.QueueName = object.String(object.Field(live, "metadata", "labels", QueueLabel), m.QueueName)
-	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker)
-	m.Leader = templateIn(object.Fields(tmpl, "leaderTemplate"), m.Leader)
-	m.ModelCache = modelCacheIn(object.Fields(tmpl, "workerTemplate"), m.ModelCache)
 	rec, _ := object.Field(live, "metadata", "annotations", ServingAnnotation).(string)
 	m.Serving = servingFromRecord(rec)
+	m.ModelCache = modelCacheIn(object.Fields(tmpl, "workerTemplate"), m.ModelCache)
+	// The model cache's volume and mount and the serving block's startup
+	// probe are the group's, not the templates' own.
+	cached, leader := m.ModelCache != nil, object.Fields(tmpl, "leaderTemplate")
+	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker, cached, m.Serving != nil && leader == nil)
+	m.Leader = templateIn(leader, m.Leader, cached, m.Serving != nil)
 	derive(m)
 }
 
@@ -316,7 +326,7 @@ func sizingOf(m *lwsGroupModel) (weights, mem int64, reserve float64, tp int64, 
 	group, groupKnown := m.groupGPUs()
 	if groupKnown && group == 0 {
 		diags.AddAttributeError(path.Root("worker").AtName("gpus"), "Serving without GPUs",
-			"serving sizes a model on GPUs, but the group requests none: set worker.gpus (and leader.gpus).")
+			"serving sizes a model on GPUs, but the group requests none: set worker.gpus (and leader.gpus), or nvidia.com/gpu in the limits of a container of worker.containers (and leader.containers).")
 	}
 	switch {
 	case object.Known(s.TensorParallel):
@@ -363,6 +373,9 @@ func validateLWS(m *lwsGroupModel) diag.Diagnostics {
 			diags.AddAttributeError(path.Root("model_cache").AtName("host_path"), "Missing host_path", "a node_local model cache is mounted from its host_path.")
 		}
 	}
+	cached := m.ModelCache != nil
+	diags.Append(validateTemplate(m.Worker, path.Root("worker"), cached, m.Serving != nil && m.Leader == nil)...)
+	diags.Append(validateTemplate(m.Leader, path.Root("leader"), cached, m.Serving != nil)...)
 	if m.Serving != nil {
 		diags.Append(checkFit(m)...)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
 )
 
 func strs(v ...string) []types.String {
@@ -29,6 +30,14 @@ func strMap(kv ...string) types.Map {
 	return types.MapValueMust(types.StringType, m)
 }
 
+// podTemplate is a template as state holds it (every attribute null),
+// edited.
+func podTemplate(edit func(t *podtemplate.Template)) podtemplate.Template {
+	t := *podtemplate.Read(map[string]any{}, nil)
+	edit(&t)
+	return t
+}
+
 // group is a planned 70B bf16 group: 2 groups of a leader and a worker with
 // 4 GPUs each on 80 GB cards, reading from a node-local cache.
 func group() *lwsGroupModel {
@@ -36,9 +45,12 @@ func group() *lwsGroupModel {
 		return &podTemplateModel{
 			Image: types.StringValue("vllm/vllm-openai:v0.9.0"), Command: strs("python3", "-m"), Args: strs(args...),
 			Env: strMap("HF_HOME", "/models"), GPUs: types.Int64Value(4), CPU: types.StringValue("8"), Memory: types.StringValue("64Gi"),
-			NodeSelector: strMap("pool", "h100"),
-			Tolerations: []object.Toleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"),
-				Value: types.StringNull(), Effect: types.StringValue("NoSchedule")}},
+			Template: podTemplate(func(t *podtemplate.Template) {
+				t.NodeSelector = strMap("pool", "h100")
+				t.Tolerations = []object.Toleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"),
+					Value: types.StringNull(), Effect: types.StringValue("NoSchedule")}}
+			}),
+			ContainerName: types.StringNull(),
 		}
 	}
 	m := &lwsGroupModel{
@@ -205,7 +217,7 @@ func TestLWSEnvFromSecretNotReadAsEmpty(t *testing.T) {
 			map[string]any{"name": "API_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "k", "key": "key"}}},
 		},
 	}}}}
-	got := object.MapOut(templateIn(tmpl, nil).Env)
+	got := object.MapOut(shorthandIn(tmpl, nil).Env)
 	if len(got) != 1 || got["MODE"] != "serve" {
 		t.Fatalf("env read as %v, want only MODE", got)
 	}

@@ -72,6 +72,19 @@ resource "aiplatform_lws_group" "g" {
 `, name, replicas, size, gpus, lwsPoolLabel, serving, extra)
 }
 
+// lwsWorkerConfig is a group named bad whose worker template is worker.
+func lwsWorkerConfig(env *testenv.Env, worker string) string {
+	return acctest.Provider(env) + fmt.Sprintf(`
+resource "aiplatform_lws_group" "g" {
+  name      = "bad"
+  namespace = "default"
+  worker = {
+    %s
+  }
+}
+`, worker)
+}
+
 // lwsGroupPods lists the LeaderWorkerSet's live pods by role.
 func lwsGroupPods(env *testenv.Env, namespace, name string) (leaders, workers []corev1.Pod, err error) {
 	list, err := env.Client.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{
@@ -238,6 +251,16 @@ func TestAccLWSGroupValidation(t *testing.T) {
 				acctest.ErrorMatching("serving.dtype", "fp4")),
 			plan(lwsConfig(env, "bad", 1, 2, 4, "", `restart_policy = "Always"`), acctest.ErrorMatching("restart_policy", "Always")),
 			plan(lwsConfig(env, "bad", 1, 2, 4, "", `rollout = { max_surge = "lots" }`), acctest.ErrorMatching("rollout.max_surge", "percentage")),
+			// Templates of the shared model: one form, mounts of declared
+			// volumes, an overlay that is a PodTemplateSpec.
+			plan(lwsWorkerConfig(env, `image = "nginx:1.27"
+    containers = [{ name = "nginx", image = "nginx:1.27" }]`),
+				acctest.ErrorMatching("worker.containers: set image (the shorthand for a pod of one container) or containers, not both")),
+			plan(lwsWorkerConfig(env, `containers = [{ name = "nginx", image = "nginx:1.27", volume_mounts = [{ name = "nope", mount_path = "/x" }] }]`),
+				acctest.ErrorMatching(`worker.containers[0].volume_mounts[0].name: no volume named "nope"`)),
+			plan(lwsWorkerConfig(env, `containers   = [{ name = "nginx", image = "nginx:1.27" }]
+    pod_template = yamlencode({ spec = { hostNetwrk = true } })`),
+				acctest.ErrorMatching("worker.pod_template", `unknown field "spec.hostNetwrk"`)),
 		},
 	})
 	if obj, err := lwsObject("default", "bad").Get(env); err != nil || obj != nil {
@@ -282,6 +305,29 @@ func TestAccLWSGroupExamples(t *testing.T) {
 							}
 							if sp := leaders[0].Spec.Containers[0].StartupProbe; sp == nil || sp.FailureThreshold != 652 {
 								return fmt.Errorf("leader startup probe %+v, want failureThreshold 652", sp)
+							}
+							// The production parts: a sidecar beside the server,
+							// the token from a Secret, shared memory for NCCL.
+							lc := leaders[0].Spec.Containers
+							if len(lc) != 2 || lc[0].Name != "vllm" || lc[1].Name != "metrics-exporter" || lc[1].StartupProbe != nil {
+								return fmt.Errorf("leader containers %v, want vllm and metrics-exporter", lc)
+							}
+							var token *corev1.EnvVar
+							for i, e := range lc[0].Env {
+								if e.Name == "HF_TOKEN" {
+									token = &lc[0].Env[i]
+								}
+							}
+							if token == nil || token.ValueFrom == nil || token.ValueFrom.SecretKeyRef == nil || token.ValueFrom.SecretKeyRef.Name != "hf-token" {
+								return fmt.Errorf("leader env %v, want HF_TOKEN from the Secret hf-token", lc[0].Env)
+							}
+							if q := lc[0].Resources.Requests[corev1.ResourceCPU]; q.String() != "32" {
+								return fmt.Errorf("leader cpu request %s, want 32 (limit 48)", q.String())
+							}
+							for _, p := range []corev1.Pod{leaders[0], workers[0]} {
+								if v := p.Spec.Volumes; len(v) == 0 || v[0].Name != "dshm" || v[0].EmptyDir == nil || v[0].EmptyDir.Medium != corev1.StorageMediumMemory {
+									return fmt.Errorf("pod %s volumes %v, want dshm in memory", p.Name, v)
+								}
 							}
 							return nil
 						}),

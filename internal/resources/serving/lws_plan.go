@@ -112,7 +112,7 @@ func gpuMemoryFromNodes(ctx context.Context, c *kube.Client, m *lwsGroupModel) (
 func checkPool(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	check := func(t *podTemplateModel, p path.Path, role string) {
-		if t == nil || t.gpus() == 0 || t.NodeSelector.IsUnknown() {
+		if t == nil || !t.gpusKnown() || t.gpus() == 0 || t.NodeSelector.IsUnknown() {
 			return
 		}
 		selector := object.Labels(t.NodeSelector)
@@ -131,8 +131,12 @@ func checkPool(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagn
 			a := n.Status.Allocatable[corev1.ResourceName(capacity.DefaultGPUResource)]
 			most = max(most, a.Value())
 		}
+		at := p.AtName("gpus")
+		if !t.shorthand() {
+			at = p.AtName("containers")
+		}
 		if t.gpus() > most {
-			diags.AddAttributeError(p.AtName("gpus"), "More GPUs per pod than a node has",
+			diags.AddAttributeError(at, "More GPUs per pod than a node has",
 				fmt.Sprintf("each %s pod needs %d GPUs on one node, but the most any of the %d nodes matching %s has is %d: "+
 					"the group could never be scheduled. Spread it over more, smaller pods (size) or choose a larger pool.",
 					role, t.gpus(), len(nodes), object.SelectorString(selector), most))

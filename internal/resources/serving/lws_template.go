@@ -2,45 +2,55 @@ package serving
 
 import (
 	"fmt"
-	"path"
 	"regexp"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
-// The pod templates of a LeaderWorkerSet: one container each, mapped to and
-// from the object's unstructured fields.
+// The pod templates of a LeaderWorkerSet: the shared pod-template model
+// (podtemplate.Template: containers named by the user or adopted from the
+// live object, requests and limits apart, ports, volumes, env from
+// Secrets, sidecars, the pod_template overlay for the long tail), plus a
+// shorthand for a pod of one container (image, gpus, cpu, memory, …) that
+// configurations written before the shared model use.
 
-// containerName is the name of the container the provider manages in a
-// leader or worker pod when container_name is unset.
+// containerName is the name of the shorthand's container when
+// container_name is unset. It is only ever used for a container the
+// shorthand creates: an import adopts the live names.
 const containerName = "main"
 
-// lwsEnvPrefix marks the variables the LWS controller injects (LWS_LEADER_ADDRESS, …).
+// lwsEnvPrefix marks the variables the LWS controller injects into pods
+// (LWS_LEADER_ADDRESS, …); the shorthand's env never reads them back.
 const lwsEnvPrefix = "LWS_"
 
+// podTemplateModel is a leader or worker template: the shorthand's
+// attributes beside the shared model's. Either image (the shorthand) or
+// containers is set.
 type podTemplateModel struct {
-	ContainerName types.String        `tfsdk:"container_name"`
-	Image         types.String        `tfsdk:"image"`
-	Command       []types.String      `tfsdk:"command"`
-	Args          []types.String      `tfsdk:"args"`
-	Env           types.Map           `tfsdk:"env"`
-	GPUs          types.Int64         `tfsdk:"gpus"`
-	CPU           types.String        `tfsdk:"cpu"`
-	Memory        types.String        `tfsdk:"memory"`
-	NodeSelector  types.Map           `tfsdk:"node_selector"`
-	Tolerations   []object.Toleration `tfsdk:"tolerations"`
+	ContainerName types.String   `tfsdk:"container_name"`
+	Image         types.String   `tfsdk:"image"`
+	Command       []types.String `tfsdk:"command"`
+	Args          []types.String `tfsdk:"args"`
+	Env           types.Map      `tfsdk:"env"`
+	GPUs          types.Int64    `tfsdk:"gpus"`
+	CPU           types.String   `tfsdk:"cpu"`
+	Memory        types.String   `tfsdk:"memory"`
+	podtemplate.Template
 }
 
 var (
@@ -58,38 +68,43 @@ type modelCacheModel struct {
 	MountPath types.String `tfsdk:"mount_path"`
 }
 
+// shorthandAttributes are the attributes of the one-container shorthand.
+var shorthandAttributes = []string{"container_name", "image", "command", "args", "env", "gpus", "cpu", "memory"}
+
 func templateAttribute(desc string, required bool) schema.SingleNestedAttribute {
-	return schema.SingleNestedAttribute{
-		Required: required, Optional: !required,
-		MarkdownDescription: desc,
-		Attributes: map[string]schema.Attribute{
-			"container_name": schema.StringAttribute{Optional: true,
-				MarkdownDescription: "Name of the container these attributes describe; `main` when unset. An imported object's container " +
-					"keeps its name here, so an apply changes that container — never adds one of another name beside it. " +
-					"Other containers of an adopted pod (sidecars) are left to whoever manages them.",
-				Validators: []validator.String{validators.DNSLabel()}},
-			"image": schema.StringAttribute{Required: true, MarkdownDescription: "Container image.",
-				Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
-			"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Entrypoint; the image's when unset."},
-			"args":    schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Arguments."},
-			"env": schema.MapAttribute{ElementType: types.StringType, Optional: true,
-				MarkdownDescription: "Environment variables, name → value. The LWS controller adds `LWS_LEADER_ADDRESS`, `LWS_GROUP_SIZE` and `LWS_WORKER_INDEX` to every pod."},
-			"gpus": schema.Int64Attribute{Optional: true, MarkdownDescription: "`nvidia.com/gpu` of the pod (request and limit).",
-				Validators: []validator.Int64{int64validator.Between(0, 1024)}},
-			"cpu":    schema.StringAttribute{Optional: true, MarkdownDescription: "CPU request, e.g. `\"8\"`.", Validators: []validator.String{validators.Quantity()}},
-			"memory": schema.StringAttribute{Optional: true, MarkdownDescription: "Memory request, e.g. `\"64Gi\"`.", Validators: []validator.String{validators.Quantity()}},
-			"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true,
-				MarkdownDescription: "Labels of the nodes the pod may run on: the GPU pool. The plan checks the pod's GPUs against these live nodes.",
-				Validators:          []validator.Map{validators.Labels()}},
-			"tolerations": object.TolerationsAttribute("Taints the pod tolerates (GPU pools are commonly tainted)."),
-		},
-	}
+	attrs := podtemplate.Attributes()
+	containers := attrs["containers"].(schema.ListNestedAttribute)
+	containers.Required, containers.Optional, containers.Validators = false, true, nil
+	containers.MarkdownDescription = "The pod's containers, the model server first (it gets the `model_cache` mount and, with `serving`, " +
+		"the startup probe) and any sidecars after it; or set `image` and the shorthand attributes for a pod of one container. " +
+		"An imported object's containers keep their names: a container is only ever changed by its name, never added beside one of another name."
+	attrs["containers"] = containers
+	shorthand := " Shorthand for a pod of one container, with `image`; with `containers`, leave it unset and set the container's own attribute."
+	attrs["container_name"] = schema.StringAttribute{Optional: true,
+		MarkdownDescription: "Name of the shorthand's container; `main` when unset. An import keeps the live container's name." + shorthand,
+		Validators:          []validator.String{validators.DNSLabel()}}
+	attrs["image"] = schema.StringAttribute{Optional: true,
+		MarkdownDescription: "Container image of a pod of one container (the shorthand); set this or `containers`.",
+		Validators:          []validator.String{stringvalidator.LengthAtLeast(1)}}
+	attrs["command"] = schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Entrypoint; the image's when unset." + shorthand}
+	attrs["args"] = schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Arguments." + shorthand}
+	attrs["env"] = schema.MapAttribute{ElementType: types.StringType, Optional: true,
+		MarkdownDescription: "Environment variables, name → value. The LWS controller adds `LWS_LEADER_ADDRESS`, `LWS_GROUP_SIZE` and `LWS_WORKER_INDEX` to every pod." + shorthand}
+	attrs["gpus"] = schema.Int64Attribute{Optional: true, MarkdownDescription: "`nvidia.com/gpu` of the pod (request and limit)." + shorthand,
+		Validators: []validator.Int64{int64validator.Between(0, 1024)}}
+	attrs["cpu"] = schema.StringAttribute{Optional: true, MarkdownDescription: "CPU request, e.g. `\"8\"`." + shorthand, Validators: []validator.String{validators.Quantity()}}
+	attrs["memory"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Memory request, e.g. `\"64Gi\"`." + shorthand, Validators: []validator.String{validators.Quantity()}}
+	attrs["node_selector"] = schema.MapAttribute{ElementType: types.StringType, Optional: true,
+		MarkdownDescription: "Labels of the nodes the pods may run on: the GPU pool. The plan checks the pod's GPUs against these live nodes.",
+		Validators:          []validator.Map{validators.Labels()}}
+	return schema.SingleNestedAttribute{Required: required, Optional: !required, MarkdownDescription: desc, Attributes: attrs}
 }
 
 func modelCacheAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Optional: true,
-		MarkdownDescription: "A warmed `aiplatform_model_cache`, mounted read-only into every leader and worker pod: " +
+		MarkdownDescription: "A warmed `aiplatform_model_cache`, mounted read-only into the model server (the shorthand's container, " +
+			"else the first of `containers`) of every leader and worker pod, as the volume `" + modelcache.DefaultVolumeName + "` (which sidecars may mount too): " +
 			"pass its attributes of the same names. With `serving`, the startup probe assumes this cache's read throughput " +
 			"(200 MiB/s from a claim, 1 GiB/s node-local).",
 		Attributes: map[string]schema.Attribute{
@@ -113,66 +128,88 @@ func (c *modelCacheModel) cache() modelcache.Cache {
 		SubPath: c.SubPath.ValueString(), MountPath: c.MountPath.ValueString()}
 }
 
-// gpus is the template's GPUs, 0 when unset.
-func (t *podTemplateModel) gpus() int64 {
-	if t == nil || !object.Known(t.GPUs) {
-		return 0
-	}
-	return t.GPUs.ValueInt64()
+// shorthand says whether the template is written with image (the
+// one-container shorthand) rather than containers.
+func (t *podTemplateModel) shorthand() bool {
+	return t != nil && !t.Image.IsNull()
 }
 
-// templateOut builds a PodTemplateSpec: one container, the cache's volume
-// and, when probe is not nil, the startup probe.
-func templateOut(t *podTemplateModel, cache *modelCacheModel, probe map[string]any) map[string]any {
-	c := map[string]any{"name": t.containerName(), "image": t.Image.ValueString()}
-	object.Put(c, "command", object.ListOut(t.Command))
-	object.Put(c, "args", object.ListOut(t.Args))
-	if env := object.MapOut(t.Env); len(env) > 0 {
-		names := make([]string, 0, len(env))
-		for k := range env {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		list := make([]any, len(names))
-		for i, n := range names {
-			list[i] = map[string]any{"name": n, "value": env[n]}
-		}
-		c["env"] = list
+// gpus is the GPUs of one pod: the shorthand's gpus, or what the containers
+// ask the scheduler for (podtemplate.Template.Request); 0 when unset.
+func (t *podTemplateModel) gpus() int64 {
+	if t == nil {
+		return 0
 	}
-	requests, limits := map[string]any{}, map[string]any{}
-	object.Put(requests, "cpu", t.CPU)
-	object.Put(requests, "memory", t.Memory)
-	if g := t.gpus(); g > 0 {
-		requests[capacity.DefaultGPUResource] = fmt.Sprint(g)
-		limits[capacity.DefaultGPUResource] = fmt.Sprint(g)
+	if t.shorthand() {
+		if !object.Known(t.GPUs) {
+			return 0
+		}
+		return t.GPUs.ValueInt64()
 	}
-	res := map[string]any{}
+	q := t.Request(capacity.DefaultGPUResource)
+	return q.Value()
+}
+
+// gpusKnown says whether gpus is final (no value unknown until apply).
+func (t *podTemplateModel) gpusKnown() bool {
+	if t == nil {
+		return true
+	}
+	if t.shorthand() || t.Image.IsUnknown() {
+		return !t.GPUs.IsUnknown() && !t.Image.IsUnknown()
+	}
+	for _, list := range [][]podtemplate.Container{t.Containers, t.InitContainers} {
+		for _, c := range list {
+			for _, m := range []types.Map{c.Requests, c.Limits} {
+				if m.IsUnknown() {
+					return false
+				}
+				for _, v := range m.Elements() {
+					if v.IsUnknown() {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// containerName is the shorthand container's name.
+func (t *podTemplateModel) containerName() string {
+	if t != nil && object.Known(t.ContainerName) && t.ContainerName.ValueString() != "" {
+		return t.ContainerName.ValueString()
+	}
+	return containerName
+}
+
+// shorthandContainer is the shorthand as a container of the shared model.
+func (t *podTemplateModel) shorthandContainer() podtemplate.Container {
+	c := podtemplate.Container{
+		Name: types.StringValue(t.containerName()), Image: t.Image, Command: t.Command, Args: t.Args,
+		Requests: types.MapNull(types.StringType), Limits: types.MapNull(types.StringType),
+	}
+	env := object.MapOut(t.Env)
+	for _, name := range sortedNames(env) {
+		c.Env = append(c.Env, podtemplate.EnvVar{Name: types.StringValue(name), Value: types.StringValue(env[name].(string))})
+	}
+	requests, limits := map[string]attr.Value{}, map[string]attr.Value{}
+	for k, v := range map[string]types.String{"cpu": t.CPU, "memory": t.Memory} {
+		if object.Known(v) {
+			requests[k] = v
+		}
+	}
+	if object.Known(t.GPUs) && t.GPUs.ValueInt64() > 0 {
+		g := types.StringValue(resource.NewQuantity(t.GPUs.ValueInt64(), resource.DecimalSI).String())
+		requests[capacity.DefaultGPUResource], limits[capacity.DefaultGPUResource] = g, g
+	}
 	if len(requests) > 0 {
-		res["requests"] = requests
+		c.Requests = types.MapValueMust(types.StringType, requests)
 	}
 	if len(limits) > 0 {
-		res["limits"] = limits
+		c.Limits = types.MapValueMust(types.StringType, limits)
 	}
-	if len(res) > 0 {
-		c["resources"] = res
-	}
-	if probe != nil {
-		c["startupProbe"] = probe
-	}
-	spec := map[string]any{}
-	if cache != nil {
-		vol, mount, err := cache.cache().Mount(modelcache.DefaultVolumeName)
-		if err == nil { // Validate has refused an incomplete cache
-			c["volumeMounts"] = []any{mustUnstructured(&mount)}
-			spec["volumes"] = []any{mustUnstructured(&vol)}
-		}
-	}
-	spec["containers"] = []any{c}
-	object.Put(spec, "nodeSelector", object.MapOut(t.NodeSelector))
-	if len(t.Tolerations) > 0 {
-		spec["tolerations"] = object.TolerationsToObject(t.Tolerations)
-	}
-	return map[string]any{"spec": spec}
+	return c
 }
 
 func mustUnstructured(obj any) map[string]any {
@@ -183,132 +220,51 @@ func mustUnstructured(obj any) map[string]any {
 	return m
 }
 
-// containerName is the managed container's name.
-func (t *podTemplateModel) containerName() string {
-	if t != nil && object.Known(t.ContainerName) && t.ContainerName.ValueString() != "" {
-		return t.ContainerName.ValueString()
+// validateTemplate checks a leader or worker template at p: one form
+// (image or containers), the shared model's checks, and nothing that the
+// group sets itself (the cache's volume, the server's startup probe when
+// probed).
+func validateTemplate(t *podTemplateModel, p path.Path, cached, probed bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if t == nil {
+		return diags
 	}
-	return containerName
-}
-
-// mainContainer is the template's container of the given name (containerName
-// when ""), or its first.
-func mainContainer(tmpl map[string]any, name ...string) map[string]any {
-	want := containerName
-	if len(name) > 0 && name[0] != "" {
-		want = name[0]
+	bad := func(at path.Path, format string, args ...any) {
+		diags.AddAttributeError(at, "Invalid pod template", at.String()+": "+fmt.Sprintf(format, args...))
 	}
-	containers := object.Items(tmpl, "spec", "containers")
-	for _, c := range containers {
-		if c["name"] == want {
-			return c
-		}
-	}
-	if len(containers) > 0 {
-		return containers[0]
-	}
-	return nil
-}
-
-// templateIn reads a pod template into the model; prior (may be nil) keeps
-// the user's spellings.
-func templateIn(tmpl map[string]any, prior *podTemplateModel) *podTemplateModel {
-	if tmpl == nil {
-		return nil
-	}
-	var p podTemplateModel
-	if prior != nil {
-		p = *prior
-	}
-	c := mainContainer(tmpl, p.containerName())
-	if c == nil {
-		c = map[string]any{}
-	}
-	t := &podTemplateModel{
-		// Adopted from the live object; left null for the default name.
-		ContainerName: object.String(c["name"], p.ContainerName),
-		Image:         object.String(c["image"], p.Image),
-		Command:       object.StringList(c["command"], p.Command),
-		Args:          object.StringList(c["args"], p.Args),
-		CPU:           object.Quantity(object.Field(c, "resources", "requests", "cpu"), p.CPU),
-		Memory:        object.Quantity(object.Field(c, "resources", "requests", "memory"), p.Memory),
-	}
-	// Injected variables are not the user's unless they were set.
-	priorEnv := object.MapOut(p.Env)
-	env := map[string]any{}
-	for _, e := range object.Items(c, "env") {
-		name, _ := e["name"].(string)
-		if _, mine := priorEnv[name]; strings.HasPrefix(name, lwsEnvPrefix) && !mine {
-			continue
-		}
-		if _, ref := e["valueFrom"]; ref {
-			// A Secret, ConfigMap or field reference is not a value the
-			// typed env map can carry: read as "" it would be written
-			// back as an empty literal.
-			continue
-		}
-		v, _ := e["value"].(string)
-		env[name] = v
-	}
-	t.Env = object.StringMap(env, p.Env)
-	if p.ContainerName.IsNull() && t.ContainerName.ValueString() == containerName {
-		t.ContainerName = types.StringNull()
-	}
-	gpus := object.Field(c, "resources", "limits", capacity.DefaultGPUResource)
-	if gpus == nil {
-		gpus = object.Field(c, "resources", "requests", capacity.DefaultGPUResource)
-	}
-	t.GPUs = types.Int64Null()
-	if g := object.Quantity(gpus, types.StringNull()); !g.IsNull() {
-		if q, err := validators.ParseQuantity(g.ValueString()); err == nil {
-			t.GPUs = types.Int64Value(q.Value())
-		}
-	}
-	spec := object.Fields(tmpl, "spec")
-	t.NodeSelector = object.StringMap(spec["nodeSelector"], p.NodeSelector)
-	t.Tolerations = object.ReadTolerations(object.List(spec, "tolerations"), p.Tolerations)
-	return t
-}
-
-// modelCacheIn reads the cache's volume (named modelcache.DefaultVolumeName) back.
-func modelCacheIn(tmpl map[string]any, prior *modelCacheModel) *modelCacheModel {
-	var vol map[string]any
-	for _, v := range object.Items(tmpl, "spec", "volumes") {
-		if v["name"] == modelcache.DefaultVolumeName {
-			vol = v
-		}
-	}
-	if vol == nil {
-		return nil
-	}
-	var p modelCacheModel
-	if prior != nil {
-		p = *prior
-	}
-	var mount map[string]any
-	for _, c := range object.Items(tmpl, "spec", "containers") {
-		for _, m := range object.Items(c, "volumeMounts") {
-			if m["name"] == modelcache.DefaultVolumeName && mount == nil {
-				mount = m
+	if !t.Image.IsUnknown() {
+		switch {
+		case t.Image.IsNull() && len(t.Containers) == 0:
+			bad(p.AtName("containers"), "set containers, or image (and the shorthand's attributes) for a pod of one container")
+		case !t.Image.IsNull() && len(t.Containers) > 0:
+			bad(p.AtName("containers"), "set image (the shorthand for a pod of one container) or containers, not both")
+		case t.Image.IsNull():
+			set := map[string]bool{"container_name": !t.ContainerName.IsNull(), "command": t.Command != nil, "args": t.Args != nil,
+				"env": !t.Env.IsNull(), "gpus": !t.GPUs.IsNull(), "cpu": !t.CPU.IsNull(), "memory": !t.Memory.IsNull()}
+			for _, name := range shorthandAttributes {
+				if set[name] {
+					bad(p.AtName(name), "belongs to the shorthand (with image); with containers, set it on the container itself")
+				}
 			}
 		}
 	}
-	out := &modelCacheModel{
-		MountPath: object.String(mount["mountPath"], p.MountPath),
-		ClaimName: types.StringNull(), HostPath: types.StringNull(),
+	if t.shorthand() {
+		if c := t.Container(t.containerName()); c != nil {
+			bad(p.AtName("init_containers"), "an init container is named %q like the container of image", t.containerName())
+		}
 	}
-	switch {
-	case object.Fields(vol, "persistentVolumeClaim") != nil:
-		out.Mode = types.StringValue(modelcache.ModePVC)
-		out.ClaimName = object.String(object.Field(vol, "persistentVolumeClaim", "claimName"), p.ClaimName)
-		out.SubPath = object.String(mount["subPath"], p.SubPath)
-	case object.Fields(vol, "hostPath") != nil:
-		out.Mode = types.StringValue(modelcache.ModeNodeLocal)
-		full, _ := object.Field(vol, "hostPath", "path").(string)
-		out.HostPath = object.String(path.Dir(full), p.HostPath)
-		out.SubPath = object.String(path.Base(full), p.SubPath)
-	default:
-		return prior
+	var extra []string
+	if cached {
+		extra = append(extra, modelcache.DefaultVolumeName)
+		for i, v := range t.Volumes {
+			if v.Name.ValueString() == modelcache.DefaultVolumeName {
+				bad(p.AtName("volumes").AtListIndex(i).AtName("name"), "%q is the model_cache's volume, which the group adds itself", modelcache.DefaultVolumeName)
+			}
+		}
 	}
-	return out
+	if probed && !t.shorthand() && len(t.Containers) > 0 && t.Containers[0].StartupProbe != nil {
+		bad(p.AtName("containers").AtListIndex(0).AtName("startup_probe"), "serving sets the model server's startup probe from the model's size; leave it unset here")
+	}
+	diags.Append(podtemplate.Validate(&t.Template, p, extra...)...)
+	return diags
 }

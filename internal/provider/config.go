@@ -110,16 +110,14 @@ func (p *aiplatform) kubeConfig(ctx context.Context, m providerModel, terraformV
 		UserAgent:             userAgent(p.version, terraformVersion),
 		WrapTransport:         telemetry.RequestLogTransport(), // nil unless AIPLATFORM_REQUEST_LOG is set
 	}
-	if m.ConfigPaths.IsNull() {
-		if m.ConfigPath.IsNull() {
-			// KUBE_CONFIG_PATH wins over KUBE_CONFIG_PATHS, as in hashicorp/kubernetes.
-			cfg.ConfigPaths = filepath.SplitList(os.Getenv("KUBE_CONFIG_PATHS"))
-			if cfg.ConfigPath != "" {
-				cfg.ConfigPaths = nil
-			}
-		}
-	} else {
+	// An attribute wins over any variable; KUBE_CONFIG_PATH over
+	// KUBE_CONFIG_PATHS, as in hashicorp/kubernetes.
+	switch {
+	case !m.ConfigPaths.IsNull():
+		cfg.ConfigPath = "" // config_path conflicts with config_paths: only the variable can be set here
 		diags.Append(m.ConfigPaths.ElementsAs(ctx, &cfg.ConfigPaths, false)...)
+	case cfg.ConfigPath == "":
+		cfg.ConfigPaths = filepath.SplitList(os.Getenv("KUBE_CONFIG_PATHS"))
 	}
 	if !m.RequestTimeout.IsNull() && !m.RequestTimeout.IsUnknown() {
 		cfg.Timeout, _ = time.ParseDuration(m.RequestTimeout.ValueString()) // validated at plan

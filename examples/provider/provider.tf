@@ -6,8 +6,10 @@ terraform {
   }
 }
 
-# The same connection attributes as the hashicorp/kubernetes provider.
-# With none set: in-cluster configuration, then $KUBECONFIG / ~/.kube/config.
+# The same connection attributes as the hashicorp/kubernetes provider v2.
+# A kubeconfig is read only when named (config_path(s), KUBE_CONFIG_PATH(S));
+# with nothing set: in-cluster configuration when running in a pod, else no
+# cluster (data.aiplatform_inference_sizing still works).
 provider "aiplatform" {
   config_path    = "~/.kube/config"
   config_context = "gpu-cluster"

@@ -34,6 +34,10 @@ func (c *Client) discovery() (*discoveryState, error) {
 	v, _ := discoveries.LoadOrStore(c, &discoveryState{})
 	d := v.(*discoveryState)
 	d.once.Do(func() {
+		if c.unavailable != nil {
+			d.err = c.unavailable
+			return
+		}
 		dc, err := discovery.NewDiscoveryClientForConfig(c.rest)
 		if err != nil {
 			d.err = err
@@ -111,7 +115,12 @@ type restGetter struct {
 	namespace string
 }
 
-func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return g.client.REST(), nil }
+func (g *restGetter) ToRESTConfig() (*rest.Config, error) {
+	if g.client.unavailable != nil {
+		return nil, g.client.unavailable
+	}
+	return g.client.REST(), nil
+}
 
 func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
 	d, err := g.client.discovery()

@@ -223,7 +223,7 @@ func (r *nodePool) Update(ctx context.Context, req resource.UpdateRequest, resp 
 func (r *nodePool) apply(ctx context.Context, m, prior *nodePoolModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if r.client == nil {
-		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		object.NotConnected(&diags, false)
 		return diags
 	}
 	nodes, err := r.client.Nodes(ctx)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -192,8 +193,14 @@ func (r *releaseResource[T, P]) ValidateConfig(ctx context.Context, req resource
 }
 
 func (r *releaseResource[T, P]) notConfigured(diags *diag.Diagnostics) bool {
+	return r.notConnected(diags, false)
+}
+
+// notConnected reports a resource without a client (the connection is
+// known only after apply); a refresh keeps the recorded state.
+func (r *releaseResource[T, P]) notConnected(diags *diag.Diagnostics, reading bool) bool {
 	if r.client == nil {
-		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		object.NotConnected(diags, reading)
 		return true
 	}
 	return false
@@ -399,7 +406,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 func (r *releaseResource[T, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m T
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, true) {
 		return
 	}
 	b := P(&m).release()

@@ -206,7 +206,7 @@ func (r *trainerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	}
 	importing := prior.Version.IsNull()
 	r.releaseResource.Read(ctx, req, resp)
-	if resp.Diagnostics.HasError() || resp.State.Raw.IsNull() {
+	if resp.Diagnostics.HasError() || resp.State.Raw.IsNull() || r.client == nil {
 		return
 	}
 	var m trainerModel

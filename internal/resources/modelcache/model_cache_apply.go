@@ -214,7 +214,11 @@ func orNone(v types.String) string {
 func (r *modelCache) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m cacheModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.client == nil {
+		object.NotConnected(&resp.Diagnostics, true)
 		return
 	}
 	ref := kube.Ref{Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}

@@ -255,7 +255,7 @@ func (r *modelCache) warnEmptyPool(ctx context.Context, m *cacheModel) diag.Diag
 
 func (r *modelCache) ready(diags *diag.Diagnostics) bool {
 	if r.client == nil {
-		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		object.NotConnected(diags, false)
 		return false
 	}
 	return true

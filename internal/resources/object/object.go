@@ -321,7 +321,7 @@ func (r *Resource[T, P]) write(ctx context.Context, plan tfsdk.Plan, state *tfsd
 func (r *Resource[T, P]) apply(ctx context.Context, m *T) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if r.client == nil {
-		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		NotConnected(&diags, false)
 		return diags
 	}
 	ref := P(m).ObjectRef()
@@ -368,7 +368,7 @@ func (r *Resource[T, P]) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	if r.client == nil {
-		resp.Diagnostics.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		NotConnected(&resp.Diagnostics, true)
 		return
 	}
 	ref := P(&m).ObjectRef()
@@ -394,7 +394,7 @@ func (r *Resource[T, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 		return
 	}
 	if r.client == nil {
-		resp.Diagnostics.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		NotConnected(&resp.Diagnostics, false)
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)

@@ -172,9 +172,19 @@ func keepText(m *storeModel) string {
 		fmt.Sprintf("`kubectl delete pvc -n %s %s` once the checkpoints are not needed.", m.Namespace.ValueString(), m.Name.ValueString())
 }
 
+// connected is ready for a refresh: without a client the recorded state is
+// kept, with a warning.
+func (r *checkpointStore) connected(diags *diag.Diagnostics) bool {
+	if r.client == nil {
+		object.NotConnected(diags, true)
+		return false
+	}
+	return true
+}
+
 func (r *checkpointStore) ready(diags *diag.Diagnostics) bool {
 	if r.client == nil {
-		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		object.NotConnected(diags, false)
 		return false
 	}
 	return true
@@ -289,7 +299,7 @@ func ours(live map[string]any, name string) bool {
 
 func (r *checkpointStore) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m storeModel
-	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
+	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() || !r.connected(&resp.Diagnostics) {
 		return
 	}
 	ref := m.ObjectRef()

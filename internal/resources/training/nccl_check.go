@@ -291,7 +291,7 @@ func stringListValue(s []string) types.List {
 
 func (r *ncclCheck) ready() error {
 	if r.client == nil {
-		return fmt.Errorf("the aiplatform provider has no cluster configuration")
+		return fmt.Errorf("the aiplatform provider's connection attributes are known only after apply, so no cluster is read or written in this run: apply what creates the cluster first (terraform apply -target=...), then apply again")
 	}
 	return nil
 }
@@ -303,7 +303,7 @@ func (r *ncclCheck) Create(ctx context.Context, req resource.CreateRequest, resp
 		return
 	}
 	if err := r.ready(); err != nil {
-		resp.Diagnostics.AddError("Provider not configured", err.Error())
+		resp.Diagnostics.AddError("No cluster connection yet", err.Error())
 		return
 	}
 	resp.Diagnostics.Append(r.settle(ctx, &m)...)

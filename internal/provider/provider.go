@@ -55,6 +55,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		volcano.NewQueue,
 		serving.NewRayCluster,
 		serving.NewLWSGroup,
+		serving.NewModelDeployment,
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,
 	}

@@ -143,6 +143,21 @@ var drifts = map[string]drift{
 		edit:    func(o map[string]any) { spec(o)["replicas"] = int64(5) },
 		want:    []string{"spec", "replicas", "2"},
 	},
+	"aiplatform_model_deployment": {
+		config: `resource "aiplatform_model_deployment" "x" {
+  name             = "oob-model"
+  namespace        = "default"
+  template         = { containers = [{ name = "server", image = "vllm/vllm-openai:v0.9.0" }], node_selector = { "nvidia.com/gpu.product" = "NVIDIA-H100-80GB-HBM3" } }
+  model            = { params_billion = 8, dtype = "bf16", context_length = 8192, kv_cache_bytes_per_token = 131072 }
+  gpus_per_replica = 1
+  gpu_memory       = "80Gi"
+  wait_for_ready   = false
+}`,
+		address: "aiplatform_model_deployment.x",
+		object:  acctest.Object{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespace: "default", Name: "oob-model"},
+		edit:    func(o map[string]any) { spec(o)["replicas"] = int64(4) },
+		want:    []string{"spec", "replicas", "1"},
+	},
 	"aiplatform_checkpoint_store": {
 		config: `resource "aiplatform_checkpoint_store" "x" {
   name              = "oob-ckpt"

@@ -8,24 +8,28 @@
 // publishes nvidia.com/gpu.memory in MiB (an H100 80GB reports 81559, i.e.
 // 81559 × 2^20 ≈ 85.5 × 10^9 bytes).
 //
-// The arithmetic:
+// The arithmetic (fit.go has the two rules every serving resource shares):
 //
 //	weights          = params_billion × 10^9 × bytes per parameter   (or model_bytes)
 //	usable per GPU   = ⌊gpu_memory × (1 − reserve_fraction)⌋
-//	min_gpus         = smallest power of two n with n × usable ≥ weights
-//	                   (+ one request's KV cache when its size is given)
-//	tensor_parallel  = min_gpus (the weights are sharded over every GPU of a replica)
-//	nodes_per_replica= 1 when min_gpus ≤ gpus_per_node, else the smallest power of
-//	                   two ≥ min_gpus ÷ gpus_per_node (equal GPUs on every node)
+//	min_gpus         = smallest n with ⌈weights ÷ n⌉ + ⌈kv_request ÷ n⌉ + overhead ≤ usable
+//	                   (the fit rule; kv_request is one request's KV cache, 0 when unknown)
+//	tensor_parallel  = smallest n ≥ min_gpus that the tensor-parallel rule accepts
+//	                   (divides the attention heads when they are given; no power of two)
+//	                   and that is at most one node or a whole number of nodes
+//	nodes_per_replica= 1 when tensor_parallel ≤ gpus_per_node, else
+//	                   tensor_parallel ÷ gpus_per_node (whole nodes)
 //	needs_lws        = nodes_per_replica > 1
-//	replicas_per_node= ⌊gpus_per_node ÷ min_gpus⌋ (0 when a replica spans nodes)
-//	max_concurrency  = ⌊(usable × tensor_parallel − weights) ÷ KV cache per request⌋
+//	replicas_per_node= ⌊gpus_per_node ÷ tensor_parallel⌋ (0 when a replica spans nodes)
+//	max_concurrency  = ⌊(usable − ⌈weights ÷ tp⌉ − overhead) × tp ÷ kv_request⌋
 //
-// Worked cases: a 70B model in fp16 is 140 GB; an 80 GB card keeps 72 GB after
-// the default 10% reserve, so 2 GPUs (144 GB) hold it: tensor parallel 2 on one
-// node, 4 replicas per 8-GPU node, no LeaderWorkerSet. A 671B model in fp8 is
-// 671 GB: 16 × 72 GB = 1,152 GB is the first power of two that holds it, so
-// on 8-GPU nodes one replica is 2 nodes × 8 GPUs and needs a LeaderWorkerSet.
+// Worked cases (no overhead): a 70B model in fp16 is 140 GB; an 80 GB card
+// keeps 72 GB after the default 10% reserve, so 2 GPUs (144 GB) hold it:
+// tensor parallel 2 on one node, 4 replicas per 8-GPU node, no
+// LeaderWorkerSet. A 671B model in fp8 is 671 GB: 10 × 72 GB = 720 GB is the
+// fewest GPUs that hold it; with its 128 attention heads the smallest valid
+// tensor parallelism from 10 up is 16, so on 8-GPU nodes one replica is
+// 2 nodes × 8 GPUs and needs a LeaderWorkerSet.
 package sizing
 
 import (
@@ -139,9 +143,14 @@ type Input struct {
 	// GPUMemoryBytes is one GPU's memory.
 	GPUMemoryBytes int64
 	GPUsPerNode    int64
-	// KVCacheBytesPerRequest is 0 when unknown.
+	// KVCacheBytesPerRequest is one request's KV cache at the configured
+	// context length; 0 when unknown.
 	KVCacheBytesPerRequest int64
 	ReserveFraction        float64
+	// OverheadBytes per GPU (DefaultOverheadBytes is the usual value).
+	OverheadBytes int64
+	// Heads constrain the tensor parallelism; zero values are unknown.
+	Heads Heads
 }
 
 // Result is the answer.
@@ -156,6 +165,8 @@ type Result struct {
 	ReplicasPerNode   int64 // 0 when a replica spans nodes
 	// MaxConcurrencyPerReplica is set only with a KV cache size.
 	MaxConcurrencyPerReplica *int64
+	// Fit is the fit rule's numbers at TensorParallel.
+	Fit FitResult
 }
 
 // Weights returns the weights' size from either description.
@@ -175,7 +186,7 @@ func (in Input) Weights() (int64, error) {
 	return 0, errors.New("give model_bytes, or params_billion and dtype")
 }
 
-// Size answers in.
+// Size answers in with the fit rule and the tensor-parallel rule.
 func Size(in Input) (Result, error) {
 	var r Result
 	w, err := in.Weights()
@@ -188,37 +199,46 @@ func Size(in Input) (Result, error) {
 	if in.KVCacheBytesPerRequest < 0 {
 		return r, fmt.Errorf("kv_cache_bytes_per_request must not be negative, got %d", in.KVCacheBytesPerRequest)
 	}
-	usable, err := UsablePerGPU(in.GPUMemoryBytes, in.ReserveFraction)
+	f, err := Fit(FitInput{WeightsBytes: w, TensorParallel: 1, KVBytesPerRequest: in.KVCacheBytesPerRequest,
+		GPUMemoryBytes: in.GPUMemoryBytes, ReserveFraction: in.ReserveFraction, OverheadBytes: in.OverheadBytes})
 	if err != nil {
 		return r, err
 	}
-	r.WeightsBytes, r.UsableBytesPerGPU = w, usable
-	need := w + in.KVCacheBytesPerRequest // room for at least one request
-	what := GB(w) + " of weights"
-	if in.KVCacheBytesPerRequest > 0 {
-		what += " and one request's KV cache of " + GB(in.KVCacheBytesPerRequest)
+	r.WeightsBytes, r.UsableBytesPerGPU = w, f.UsableBytesPerGPU
+	if f.MinTensorParallel == 0 {
+		what := GB(w) + " of weights"
+		if in.KVCacheBytesPerRequest > 0 {
+			what += " and one request's KV cache of " + GB(in.KVCacheBytesPerRequest)
+		}
+		if in.OverheadBytes > 0 {
+			what += " with " + GB(in.OverheadBytes) + " of overhead per GPU"
+		}
+		return r, fmt.Errorf("%s do not fit %d GPUs of %s (%s usable each after the %v reserve): "+
+			"one replica would need more than %d GPUs; use a smaller dtype or larger GPUs",
+			what, MaxGPUs, GB(in.GPUMemoryBytes), GB(f.UsableBytesPerGPU), in.ReserveFraction, MaxGPUs)
 	}
-	n := int64(1)
-	for n*usable < need {
-		n *= 2
-		if n > MaxGPUs {
-			return r, fmt.Errorf("%s do not fit %d GPUs of %s (%s usable each after the %v reserve): "+
-				"one replica would need more than %d GPUs; use a smaller dtype or larger GPUs",
-				what, MaxGPUs, GB(in.GPUMemoryBytes), GB(usable), in.ReserveFraction, MaxGPUs)
+	r.MinGPUs = f.MinTensorParallel
+	for tp := r.MinGPUs; tp <= MaxGPUs; tp++ {
+		if _, _, ok := Placement(tp, in.GPUsPerNode); ok && CheckTensorParallel(tp, in.Heads) == nil {
+			r.TensorParallel = tp
+			break
 		}
 	}
-	r.MinGPUs, r.TensorParallel = n, n
-	if n <= in.GPUsPerNode {
-		r.NodesPerReplica, r.GPUsPerPod, r.ReplicasPerNode = 1, n, in.GPUsPerNode/n
+	if r.TensorParallel == 0 {
+		return r, fmt.Errorf("%s of weights need at least %d GPUs, but no tensor parallelism from %d to %d both divides the model's heads "+
+			"(valid: %s) and is at most one node or whole nodes of %d GPUs", GB(w), r.MinGPUs, r.MinGPUs, MaxGPUs,
+			joinInts(ValidTensorParallel(in.Heads)), in.GPUsPerNode)
+	}
+	r.NodesPerReplica, r.GPUsPerPod, _ = Placement(r.TensorParallel, in.GPUsPerNode)
+	if r.NodesPerReplica == 1 {
+		r.ReplicasPerNode = in.GPUsPerNode / r.TensorParallel
 	} else {
-		nodes := int64(1)
-		for nodes*in.GPUsPerNode < n {
-			nodes *= 2
-		}
-		r.NodesPerReplica, r.GPUsPerPod, r.NeedsLWS = nodes, n/nodes, true
+		r.NeedsLWS = true
 	}
+	r.Fit, _ = Fit(FitInput{WeightsBytes: w, TensorParallel: r.TensorParallel, KVBytesPerRequest: in.KVCacheBytesPerRequest,
+		GPUMemoryBytes: in.GPUMemoryBytes, ReserveFraction: in.ReserveFraction, OverheadBytes: in.OverheadBytes})
 	if in.KVCacheBytesPerRequest > 0 {
-		c := MaxConcurrency(usable, n, w, in.KVCacheBytesPerRequest)
+		c := r.Fit.MaxConcurrency
 		r.MaxConcurrencyPerReplica = &c
 	}
 	return r, nil

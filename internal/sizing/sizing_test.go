@@ -27,28 +27,31 @@ func TestSize(t *testing.T) {
 			want: Result{WeightsBytes: 140e9, UsableBytesPerGPU: 72e9, MinGPUs: 2, TensorParallel: 2, NodesPerReplica: 1, GPUsPerPod: 2, ReplicasPerNode: 4},
 		},
 		{
-			// 671 GB; 16 × 72 GB = 1,152 GB is the first power of two that holds it.
+			// 671 GB ÷ 72 GB = 9.3 → 10 GPUs; 10 is more than a node and not
+			// whole nodes, 16 is (and divides DeepSeek-V3's 128 heads).
 			name: "671B fp8 on 8 × 80 GB nodes: 2 nodes × 8 GPUs with LWS",
-			in:   Input{ParamsBillion: 671, DType: "fp8", GPUMemoryBytes: gb80, GPUsPerNode: 8, ReserveFraction: 0.1},
-			want: Result{WeightsBytes: 671e9, UsableBytesPerGPU: 72e9, MinGPUs: 16, TensorParallel: 16, NodesPerReplica: 2, GPUsPerPod: 8, NeedsLWS: true},
+			in:   Input{ParamsBillion: 671, DType: "fp8", GPUMemoryBytes: gb80, GPUsPerNode: 8, ReserveFraction: 0.1, Heads: Heads{Attention: 128}},
+			want: Result{WeightsBytes: 671e9, UsableBytesPerGPU: 72e9, MinGPUs: 10, TensorParallel: 16, NodesPerReplica: 2, GPUsPerPod: 8, NeedsLWS: true},
 		},
 		{
-			// 80Gi × 0.9 = 77.31 GB; 8 × 77.31 = 618 < 671 → 16.
+			// 80Gi × 0.9 = 77.31 GB; 8 × 77.31 = 618 < 671 → 9 GPUs → 16.
 			name: "671B fp8 on 80Gi cards: still 2 nodes",
 			in:   Input{ParamsBillion: 671, DType: "fp8", GPUMemoryBytes: gi80, GPUsPerNode: 8, ReserveFraction: 0.1},
-			want: Result{WeightsBytes: 671e9, UsableBytesPerGPU: 77309411328, MinGPUs: 16, TensorParallel: 16, NodesPerReplica: 2, GPUsPerPod: 8, NeedsLWS: true},
+			want: Result{WeightsBytes: 671e9, UsableBytesPerGPU: 77309411328, MinGPUs: 9, TensorParallel: 16, NodesPerReplica: 2, GPUsPerPod: 8, NeedsLWS: true},
 		},
 		{
-			// 1,342 GB ÷ 72 GB = 18.6 → 32 GPUs = 4 nodes.
+			// 1,342 GB ÷ 72 GB = 18.6 → 19 GPUs; whole nodes: 24, but 24
+			// does not divide 128 heads: 32 GPUs = 4 nodes.
 			name: "671B bf16 on 8 × 80 GB nodes: 4 nodes × 8 GPUs",
-			in:   Input{ParamsBillion: 671, DType: "bf16", GPUMemoryBytes: gb80, GPUsPerNode: 8, ReserveFraction: 0.1},
-			want: Result{WeightsBytes: 1342e9, UsableBytesPerGPU: 72e9, MinGPUs: 32, TensorParallel: 32, NodesPerReplica: 4, GPUsPerPod: 8, NeedsLWS: true},
+			in:   Input{ParamsBillion: 671, DType: "bf16", GPUMemoryBytes: gb80, GPUsPerNode: 8, ReserveFraction: 0.1, Heads: Heads{Attention: 128}},
+			want: Result{WeightsBytes: 1342e9, UsableBytesPerGPU: 72e9, MinGPUs: 19, TensorParallel: 32, NodesPerReplica: 4, GPUsPerPod: 8, NeedsLWS: true},
 		},
 		{
-			// 141 GB × 0.9 = 126.9 GB; 8 × 126.9 = 1,015 ≥ 671: one H200 node.
+			// 141 GB × 0.9 = 126.9 GB; 671 ÷ 126.9 = 5.3 → 6 GPUs, but 6
+			// does not divide 128 heads: 8, one H200 node.
 			name: "671B fp8 on an 8 × H200 node: one node",
-			in:   Input{ParamsBillion: 671, DType: "fp8", GPUMemoryBytes: gb141, GPUsPerNode: 8, ReserveFraction: 0.1},
-			want: Result{WeightsBytes: 671e9, UsableBytesPerGPU: 126.9e9, MinGPUs: 8, TensorParallel: 8, NodesPerReplica: 1, GPUsPerPod: 8, ReplicasPerNode: 1},
+			in:   Input{ParamsBillion: 671, DType: "fp8", GPUMemoryBytes: gb141, GPUsPerNode: 8, ReserveFraction: 0.1, Heads: Heads{Attention: 128}},
+			want: Result{WeightsBytes: 671e9, UsableBytesPerGPU: 126.9e9, MinGPUs: 6, TensorParallel: 8, NodesPerReplica: 1, GPUsPerPod: 8, ReplicasPerNode: 1},
 		},
 		{
 			// H100 label: 81559 MiB = 85,520,809,984 B, × 0.9 = 76.97 GB.
@@ -78,10 +81,34 @@ func TestSize(t *testing.T) {
 			want: Result{WeightsBytes: 35e9, UsableBytesPerGPU: 80e9, MinGPUs: 1, TensorParallel: 1, NodesPerReplica: 1, GPUsPerPod: 1, ReplicasPerNode: 8},
 		},
 		{
-			// 8 GPUs on 6-GPU nodes: 2 nodes of 4 GPUs, equal pods.
+			// 500 ÷ 72 = 6.9 → 7 GPUs on 6-GPU nodes: whole nodes, 12 = 2 × 6.
 			name: "uneven nodes",
 			in:   Input{ModelBytes: 500e9, GPUMemoryBytes: gb80, GPUsPerNode: 6, ReserveFraction: 0.1},
-			want: Result{WeightsBytes: 500e9, UsableBytesPerGPU: 72e9, MinGPUs: 8, TensorParallel: 8, NodesPerReplica: 2, GPUsPerPod: 4, NeedsLWS: true},
+			want: Result{WeightsBytes: 500e9, UsableBytesPerGPU: 72e9, MinGPUs: 7, TensorParallel: 12, NodesPerReplica: 2, GPUsPerPod: 6, NeedsLWS: true},
+		},
+		{
+			// No power of two: 6 GPUs hold it and 6 divides 48 heads.
+			name: "six-way tensor parallelism",
+			in:   Input{ModelBytes: 400e9, GPUMemoryBytes: gb80, GPUsPerNode: 8, ReserveFraction: 0.1, Heads: Heads{Attention: 48, KV: 8}},
+			want: Result{WeightsBytes: 400e9, UsableBytesPerGPU: 72e9, MinGPUs: 6, TensorParallel: 8, NodesPerReplica: 1, GPUsPerPod: 8, ReplicasPerNode: 1},
+		},
+		{
+			// 6 divides 48 attention heads and 6 KV heads.
+			name: "six-way tensor parallelism accepted",
+			in:   Input{ModelBytes: 400e9, GPUMemoryBytes: gb80, GPUsPerNode: 8, ReserveFraction: 0.1, Heads: Heads{Attention: 48, KV: 6}},
+			want: Result{WeightsBytes: 400e9, UsableBytesPerGPU: 72e9, MinGPUs: 6, TensorParallel: 6, NodesPerReplica: 1, GPUsPerPod: 6, ReplicasPerNode: 1},
+		},
+		{
+			// The overhead counts on every GPU: 140 ÷ 2 + 1.07 = 71.07 GB ≤ 72.
+			name: "overhead per GPU",
+			in:   Input{ParamsBillion: 70, DType: "fp16", GPUMemoryBytes: gb80, GPUsPerNode: 8, ReserveFraction: 0.1, OverheadBytes: DefaultOverheadBytes},
+			want: Result{WeightsBytes: 140e9, UsableBytesPerGPU: 72e9, MinGPUs: 2, TensorParallel: 2, NodesPerReplica: 1, GPUsPerPod: 2, ReplicasPerNode: 4},
+		},
+		{
+			// 140 ÷ 2 + 3 GB of overhead = 73 > 72: 3 GPUs, which divide 96 heads.
+			name: "overhead tips it over",
+			in:   Input{ParamsBillion: 70, DType: "fp16", GPUMemoryBytes: gb80, GPUsPerNode: 8, ReserveFraction: 0.1, OverheadBytes: 3e9, Heads: Heads{Attention: 96}},
+			want: Result{WeightsBytes: 140e9, UsableBytesPerGPU: 72e9, MinGPUs: 3, TensorParallel: 3, NodesPerReplica: 1, GPUsPerPod: 3, ReplicasPerNode: 2},
 		},
 		{
 			name: "exact fit with no reserve",
@@ -114,6 +141,10 @@ func TestSize(t *testing.T) {
 				t.Errorf("max concurrency %v, want %v", deref(got.MaxConcurrencyPerReplica), deref(tc.want.MaxConcurrencyPerReplica))
 			}
 			got.MaxConcurrencyPerReplica, tc.want.MaxConcurrencyPerReplica = nil, nil
+			if got.Fit.TensorParallel != got.TensorParallel || !got.Fit.Fits {
+				t.Errorf("fit at the chosen tensor parallelism: %+v", got.Fit)
+			}
+			got.Fit = FitResult{}
 			if got != tc.want {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -29,15 +30,22 @@ type sizingModel struct {
 	GPUMemory              types.String  `tfsdk:"gpu_memory"`
 	GPUsPerNode            types.Int64   `tfsdk:"gpus_per_node"`
 	KVCacheBytesPerRequest types.Int64   `tfsdk:"kv_cache_bytes_per_request"`
+	KVCacheBytesPerToken   types.Int64   `tfsdk:"kv_cache_bytes_per_token"`
+	ContextLength          types.Int64   `tfsdk:"context_length"`
+	AttentionHeads         types.Int64   `tfsdk:"attention_heads"`
+	KVHeads                types.Int64   `tfsdk:"kv_heads"`
+	OverheadBytesPerGPU    types.Int64   `tfsdk:"overhead_bytes_per_gpu"`
 	ReserveFraction        types.Float64 `tfsdk:"reserve_fraction"`
 
-	WeightsBytes             types.Int64 `tfsdk:"weights_bytes"`
-	MinGPUs                  types.Int64 `tfsdk:"min_gpus"`
-	TensorParallel           types.Int64 `tfsdk:"tensor_parallel"`
-	NodesPerReplica          types.Int64 `tfsdk:"nodes_per_replica"`
-	NeedsLWS                 types.Bool  `tfsdk:"needs_lws"`
-	ReplicasPerNode          types.Int64 `tfsdk:"replicas_per_node"`
-	MaxConcurrencyPerReplica types.Int64 `tfsdk:"max_concurrency_per_replica"`
+	WeightsBytes             types.Int64  `tfsdk:"weights_bytes"`
+	MinGPUs                  types.Int64  `tfsdk:"min_gpus"`
+	TensorParallel           types.Int64  `tfsdk:"tensor_parallel"`
+	NodesPerReplica          types.Int64  `tfsdk:"nodes_per_replica"`
+	NeedsLWS                 types.Bool   `tfsdk:"needs_lws"`
+	ReplicasPerNode          types.Int64  `tfsdk:"replicas_per_node"`
+	MaxConcurrencyPerReplica types.Int64  `tfsdk:"max_concurrency_per_replica"`
+	ValidTensorParallel      types.List   `tfsdk:"valid_tensor_parallel"`
+	Fit                      types.String `tfsdk:"fit"`
 }
 
 func (d *sizingDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -65,19 +73,34 @@ func (d *sizingDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 					"the `nvidia.com/gpu.memory` node label is in MiB, so its value `81559` is `\"81559Mi\"`."},
 			"gpus_per_node": schema.Int64Attribute{Required: true, MarkdownDescription: "GPUs on each node of the pool."},
 			"kv_cache_bytes_per_request": schema.Int64Attribute{Optional: true,
-				MarkdownDescription: "KV cache one request occupies (context length × per-token KV size). Without it `max_concurrency_per_replica` is null."},
+				MarkdownDescription: "KV cache one request occupies at its full context (context length × per-token KV size). Conflicts with `kv_cache_bytes_per_token`. " +
+					"Without either, only the weights and the overhead are fitted and `max_concurrency_per_replica` is null."},
+			"kv_cache_bytes_per_token": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "KV cache per token: 2 × layers × KV heads × head dimension × bytes per element (Llama 3 8B in bf16: 2 × 32 × 8 × 128 × 2 = 131072). With `context_length`."},
+			"context_length": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "Tokens of one request at most (the server's `--max-model-len`); with `kv_cache_bytes_per_token` it gives one request's KV cache."},
+			"attention_heads": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "The model's attention heads (`num_attention_heads`): `tensor_parallel` must divide them, as vLLM and SGLang require. Unset: any count is accepted."},
+			"kv_heads": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "The model's KV heads (`num_key_value_heads`): `tensor_parallel` must divide them or be a multiple of them (KV heads are then replicated)."},
+			"overhead_bytes_per_gpu": schema.Int64Attribute{Optional: true, Computed: true,
+				MarkdownDescription: "Memory each GPU keeps beside its share of the weights and KV cache (CUDA context, activations, CUDA graphs). Default 1 GiB (`1073741824`)."},
 			"reserve_fraction": schema.Float64Attribute{Optional: true, Computed: true,
 				MarkdownDescription: "Share of each GPU's memory kept for the framework (CUDA context, activations), in [0, 1). Default `0.1`."},
 
 			"weights_bytes": out("Size of the weights in bytes: `params_billion` × 10^9 × bytes per parameter, or `model_bytes`."),
-			"min_gpus": out("Smallest power of two of GPUs whose memory after the reserve holds the weights " +
-				"(and one request's KV cache when `kv_cache_bytes_per_request` is set); at most 64."),
-			"tensor_parallel":   out("Tensor-parallel degree of one replica: `min_gpus`."),
-			"nodes_per_replica": out("Nodes one replica spans: 1 when `min_gpus` ≤ `gpus_per_node`, else the smallest power of two whose nodes give `min_gpus` GPUs in equal parts."),
+			"min_gpus":      out("Fewest GPUs n (at most 64) that pass the fit rule: ⌈weights ÷ n⌉ + ⌈one request's KV cache ÷ n⌉ + overhead ≤ usable memory per GPU."),
+			"tensor_parallel": out("Tensor-parallel degree of one replica: the smallest n ≥ `min_gpus` that divides `attention_heads` (when set), divides or is a multiple of `kv_heads` (when set), " +
+				"and is at most `gpus_per_node` or a whole number of nodes. Not rounded to a power of two: vLLM accepts any divisor of the heads."),
+			"nodes_per_replica": out("Nodes one replica spans: 1 when `tensor_parallel` ≤ `gpus_per_node`, else `tensor_parallel` ÷ `gpus_per_node`."),
+			"valid_tensor_parallel": schema.ListAttribute{Computed: true, ElementType: types.Int64Type,
+				MarkdownDescription: "Every tensor-parallel degree from 1 to 64 the heads allow (all of them without `attention_heads` and `kv_heads`)."},
+			"fit": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "The fit rule's arithmetic at `tensor_parallel`, in words."},
 			"needs_lws": schema.BoolAttribute{Computed: true,
 				MarkdownDescription: "True when a replica spans nodes: serve it with a LeaderWorkerSet (`aiplatform_lws_group`) of `nodes_per_replica` pods."},
-			"replicas_per_node":           out("Replicas that fit one node: ⌊`gpus_per_node` ÷ `min_gpus`⌋; 0 when a replica spans nodes."),
-			"max_concurrency_per_replica": out("Requests one replica holds at once: ⌊(usable memory × `tensor_parallel` − weights) ÷ `kv_cache_bytes_per_request`⌋; null without a KV cache size."),
+			"replicas_per_node":           out("Replicas that fit one node: ⌊`gpus_per_node` ÷ `tensor_parallel`⌋; 0 when a replica spans nodes."),
+			"max_concurrency_per_replica": out("Requests at full context one replica holds at once: ⌊(usable − ⌈weights ÷ tp⌉ − overhead) × tp ÷ one request's KV cache⌋; null without a KV cache size."),
 		},
 	}
 }
@@ -95,14 +118,18 @@ func (m *sizingModel) input() (sizing.Input, bool, diag.Diagnostics) {
 	if object.Known(m.GPUsPerNode) && m.GPUsPerNode.ValueInt64() < 1 {
 		diags.AddAttributeError(path.Root("gpus_per_node"), "Invalid gpus_per_node", "must be at least 1.")
 	}
-	if object.Known(m.KVCacheBytesPerRequest) && m.KVCacheBytesPerRequest.ValueInt64() < 1 {
-		diags.AddAttributeError(path.Root("kv_cache_bytes_per_request"), "Invalid kv_cache_bytes_per_request", "must be at least 1 byte.")
-	}
-	if diags.HasError() || w == 0 || mem == 0 || !object.Known(m.GPUsPerNode) || m.KVCacheBytesPerRequest.IsUnknown() || m.ReserveFraction.IsUnknown() {
+	kv, kvOK, d := validateKV(path.Empty(), m.KVCacheBytesPerRequest, m.KVCacheBytesPerToken, m.ContextLength)
+	diags.Append(d...)
+	heads, d := validateHeads(path.Empty(), m.AttentionHeads, m.KVHeads)
+	diags.Append(d...)
+	overhead, d := validateOverhead(path.Root("overhead_bytes_per_gpu"), m.OverheadBytesPerGPU)
+	diags.Append(d...)
+	if diags.HasError() || w == 0 || mem == 0 || !object.Known(m.GPUsPerNode) || !kvOK || m.ReserveFraction.IsUnknown() ||
+		m.AttentionHeads.IsUnknown() || m.KVHeads.IsUnknown() || m.OverheadBytesPerGPU.IsUnknown() {
 		return sizing.Input{}, false, diags
 	}
 	return sizing.Input{ModelBytes: w, GPUMemoryBytes: mem, GPUsPerNode: m.GPUsPerNode.ValueInt64(),
-		KVCacheBytesPerRequest: m.KVCacheBytesPerRequest.ValueInt64(), ReserveFraction: reserve}, true, diags
+		KVCacheBytesPerRequest: kv, ReserveFraction: reserve, OverheadBytes: overhead, Heads: heads}, true, diags
 }
 
 // size answers the question, reporting a model that cannot fit on the
@@ -151,6 +178,15 @@ func (d *sizingDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	if m.ReserveFraction.IsNull() {
 		m.ReserveFraction = types.Float64Value(sizing.DefaultReserveFraction)
 	}
+	if m.OverheadBytesPerGPU.IsNull() {
+		m.OverheadBytesPerGPU = types.Int64Value(sizing.DefaultOverheadBytes)
+	}
+	var valid []attr.Value
+	for _, tp := range sizing.ValidTensorParallel(sizing.Heads{Attention: m.AttentionHeads.ValueInt64(), KV: m.KVHeads.ValueInt64()}) {
+		valid = append(valid, types.Int64Value(tp))
+	}
+	m.ValidTensorParallel = types.ListValueMust(types.Int64Type, valid)
+	m.Fit = types.StringValue(r.Fit.Explain())
 	m.WeightsBytes = types.Int64Value(r.WeightsBytes)
 	m.MinGPUs = types.Int64Value(r.MinGPUs)
 	m.TensorParallel = types.Int64Value(r.TensorParallel)

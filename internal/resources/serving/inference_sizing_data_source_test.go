@@ -10,7 +10,8 @@ import (
 
 // The classic cases of issue #5 through Terraform: 70B in fp16 on 80 GB cards
 // is 2 GPUs on one node; 671B in fp8 on 8 × 80 GB nodes is 2 nodes × 8 GPUs
-// with a LeaderWorkerSet.
+// with a LeaderWorkerSet. And the shared tensor-parallel rule (issue #17):
+// 6 GPUs when the heads allow it, no power of two.
 func TestAccInferenceSizing(t *testing.T) {
 	env := acctest.Env(t)
 	ds := "data.aiplatform_inference_sizing."
@@ -33,6 +34,17 @@ data "aiplatform_inference_sizing" "deepseek" {
   gpus_per_node  = 8
 }
 
+data "aiplatform_inference_sizing" "six" {
+  model_bytes              = 400000000000
+  gpu_memory               = "80G"
+  gpus_per_node            = 8
+  attention_heads          = 48
+  kv_heads                 = 6
+  kv_cache_bytes_per_token = 131072
+  context_length           = 8192
+  overhead_bytes_per_gpu   = 0
+}
+
 data "aiplatform_inference_sizing" "bytes" {
   model_bytes      = 16000000000
   gpu_memory       = "24G"
@@ -48,15 +60,28 @@ data "aiplatform_inference_sizing" "bytes" {
 				resource.TestCheckResourceAttr(ds+"llama70", "needs_lws", "false"),
 				resource.TestCheckResourceAttr(ds+"llama70", "replicas_per_node", "4"),
 				resource.TestCheckResourceAttr(ds+"llama70", "reserve_fraction", "0.1"),
-				// (2 × 72 GB − 140 GB) ÷ 1 GB = 4.
-				resource.TestCheckResourceAttr(ds+"llama70", "max_concurrency_per_replica", "4"),
+				resource.TestCheckResourceAttr(ds+"llama70", "overhead_bytes_per_gpu", "1073741824"),
+				// (72 GB − 70 GB − 1.07 GB of overhead) × 2 ÷ 1 GB = 1.85 → 1.
+				resource.TestCheckResourceAttr(ds+"llama70", "max_concurrency_per_replica", "1"),
+				resource.TestCheckResourceAttr(ds+"llama70", "fit", "weights 140 GB ÷ tensor_parallel 2 = 70 GB + KV cache of one request 1 GB ÷ 2 = 0.5 GB + overhead 1.07 GB = 71.57 GB per GPU, and a 80 GB GPU holds 72 GB after the 0.1 reserve (1 requests at once)"),
 
 				resource.TestCheckResourceAttr(ds+"deepseek", "weights_bytes", "671000000000"),
-				resource.TestCheckResourceAttr(ds+"deepseek", "min_gpus", "16"),
+				// 671 GB ÷ (77.31 − 1.07) GB = 8.8 → 9 GPUs; whole nodes: 16.
+				resource.TestCheckResourceAttr(ds+"deepseek", "min_gpus", "9"),
+				resource.TestCheckResourceAttr(ds+"deepseek", "tensor_parallel", "16"),
 				resource.TestCheckResourceAttr(ds+"deepseek", "nodes_per_replica", "2"),
 				resource.TestCheckResourceAttr(ds+"deepseek", "needs_lws", "true"),
 				resource.TestCheckResourceAttr(ds+"deepseek", "replicas_per_node", "0"),
 				resource.TestCheckNoResourceAttr(ds+"deepseek", "max_concurrency_per_replica"),
+
+				// 400 GB ÷ 72 GB = 5.6 → 6, and 6 divides 48 heads and 6 KV heads;
+				// (72 − 66.67) × 6 ÷ 1.07 GB (8,192 × 128 KiB) = 29.8 → 29.
+				resource.TestCheckResourceAttr(ds+"six", "min_gpus", "6"),
+				resource.TestCheckResourceAttr(ds+"six", "tensor_parallel", "6"),
+				resource.TestCheckResourceAttr(ds+"six", "replicas_per_node", "1"),
+				resource.TestCheckResourceAttr(ds+"six", "max_concurrency_per_replica", "29"),
+				resource.TestCheckResourceAttr(ds+"six", "valid_tensor_parallel.#", "7"), // 1, 2, 3, 6, 12, 24, 48
+				resource.TestCheckResourceAttr(ds+"six", "valid_tensor_parallel.3", "6"),
 
 				resource.TestCheckResourceAttr(ds+"bytes", "min_gpus", "1"),
 				resource.TestCheckResourceAttr(ds+"bytes", "replicas_per_node", "4"),
@@ -96,7 +121,26 @@ func TestAccInferenceSizingValidation(t *testing.T) {
   gpu_memory = "eighty"`, `gpu_memory`, `"eighty"`),
 			step(`params_billion = 4000
   dtype = "fp16"
-  gpu_memory = "80G"`, `params_billion`, `8000 GB of weights do not fit 64 GPUs of 80 GB`),
+  gpu_memory = "80G"`, `params_billion`, `8000 GB of weights with 1.07 GB of overhead per GPU do not fit 64 GPUs of 80 GB`),
+			step(`model_bytes = 1000000000
+  gpu_memory = "80G"
+  kv_cache_bytes_per_token = 131072`, `context_length`, `needs context_length`),
+			step(`model_bytes = 1000000000
+  gpu_memory = "80G"
+  kv_cache_bytes_per_request = 1
+  kv_cache_bytes_per_token = 131072
+  context_length = 10`, `kv_cache_bytes_per_token`, `not both`),
+			step(`model_bytes = 1000000000
+  gpu_memory = "80G"
+  attention_heads = 32
+  kv_heads = 6`, `kv_heads`, `6 KV heads do not divide the 32 attention heads`),
+			step(`model_bytes = 1000000000
+  gpu_memory = "80G"
+  overhead_bytes_per_gpu = -1`, `overhead_bytes_per_gpu`, `must not be negative`),
+			// 700 GB needs 10 GPUs; 7 attention heads allow 1 and 7 only.
+			step(`model_bytes = 700000000000
+  gpu_memory = "80G"
+  attention_heads = 7`, `model_bytes`, `need at least 10 GPUs, but no tensor parallelism from 10 to 64`),
 		},
 	})
 }

@@ -1,0 +1,136 @@
+package serving
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+)
+
+// After the Deployment is applied: its Service (owned by the Deployment, so
+// the garbage collector removes it with it), then the wait for readiness.
+
+func afterModelDeployment(ctx context.Context, c *kube.Client, m *modelDeploymentModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	ref := m.ObjectRef()
+	live, found, err := c.Get(ctx, deploymentKind, ref)
+	if err != nil || !found {
+		diags.AddError(fmt.Sprintf("Reading Deployment %s failed", ref), fmt.Sprint("not found after apply: ", err))
+		return diags
+	}
+	uid, _ := object.Field(live.Object, "metadata", "uid").(string)
+	svc := map[string]any{
+		"metadata": map[string]any{
+			"labels": map[string]any{deploySelectorLabel: ref.Name},
+			"ownerReferences": []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": ref.Name, "uid": uid,
+				"controller": true, "blockOwnerDeletion": true}},
+		},
+		"spec": map[string]any{
+			"type":     "ClusterIP",
+			"selector": map[string]any{deploySelectorLabel: ref.Name},
+			"ports": []any{map[string]any{"name": "http", "protocol": "TCP", "port": m.ServicePort.ValueInt64(),
+				"targetPort": m.Port.ValueInt64()}},
+		},
+	}
+	if _, err := c.ApplyForce(ctx, serviceKind, kube.NewObject(serviceKind, ref, svc), c.ForceConflicts()); err != nil {
+		diags.AddError(fmt.Sprintf("Applying Service %s failed", ref), err.Error())
+		return diags
+	}
+	diags.Append(deriveDeployment(m)...)
+	if !m.WaitForReady.ValueBool() || m.Replicas.ValueInt64() == 0 {
+		return diags
+	}
+	timeout, err := time.ParseDuration(m.Timeout.ValueString())
+	if err != nil {
+		timeout = 20 * time.Minute
+	}
+	return append(diags, waitDeployment(ctx, c, m, timeout)...)
+}
+
+// deploymentProgress reports whether the Deployment has rolled out: the
+// controller saw this generation, every replica is updated and available.
+func deploymentProgress(live map[string]any) (bool, string) {
+	gen := object.Int64(object.Field(live, "metadata", "generation")).ValueInt64()
+	status := object.Fields(live, "status")
+	observed := object.Int64(status["observedGeneration"]).ValueInt64()
+	want := object.Int64(object.Field(live, "spec", "replicas")).ValueInt64()
+	updated := object.Int64(status["updatedReplicas"]).ValueInt64()
+	available := object.Int64(status["availableReplicas"]).ValueInt64()
+	total := object.Int64(status["replicas"]).ValueInt64()
+	line := fmt.Sprintf("%d of %d replicas updated, %d available, %d in all", updated, want, available, total)
+	return observed >= gen && updated == want && available == want && total == want, line
+}
+
+func waitDeployment(ctx context.Context, c *kube.Client, m *modelDeploymentModel, timeout time.Duration) diag.Diagnostics {
+	var diags diag.Diagnostics
+	ref := m.ObjectRef()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start, last, lastAt := time.Now(), "", time.Time{}
+	for {
+		live, found, err := c.Get(ctx, deploymentKind, ref)
+		if err != nil && ctx.Err() == nil {
+			diags.AddError(fmt.Sprintf("Waiting for Deployment %s failed", ref), err.Error())
+			return diags
+		}
+		if found {
+			done, line := deploymentProgress(live.Object)
+			if done {
+				tflog.Info(ctx, fmt.Sprintf("Deployment %s available after %s: %s", ref, time.Since(start).Round(100*time.Millisecond), line))
+				return diags
+			}
+			if line != last || time.Since(lastAt) >= 15*time.Second {
+				tflog.Info(ctx, fmt.Sprintf("Deployment %s not available after %s: %s", ref, time.Since(start).Round(time.Second), line))
+				last, lastAt = line, time.Now()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			detail := fmt.Sprintf("not available within %s (timeout); last seen: %s.", timeout, last)
+			if pods := deploymentPendingPods(context.Background(), c, ref); pods != "" {
+				detail += " Pods not ready: " + pods + "."
+			}
+			diags.AddError(fmt.Sprintf("Deployment %s not ready", ref), detail+
+				fmt.Sprintf(" Loading the weights was estimated at %d s. Raise timeout, or set wait_for_ready = false not to wait.", m.EstimatedLoadSeconds.ValueInt64()))
+			return diags
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func deploymentPendingPods(ctx context.Context, c *kube.Client, ref kube.Ref) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	pods, err := c.PodsMatching(ctx, ref.Namespace, deploySelectorLabel+"="+ref.Name)
+	if err != nil {
+		return ""
+	}
+	var out []string
+	for _, p := range pods {
+		ready := false
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				ready = true
+			}
+		}
+		if !ready {
+			why := string(p.Status.Phase)
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodScheduled && cond.Status != corev1.ConditionTrue && cond.Message != "" {
+					why += " (" + cond.Message + ")"
+				}
+			}
+			out = append(out, p.Name+" "+why)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}

@@ -201,7 +201,8 @@ func NewTrainingRuntime() resource.Resource {
 			"The plan refuses, with the attribute's path, a runtime that could never run: more GPUs per node than any node matching " +
 			"`node_selector` has, `num_nodes × gpus` beyond those nodes' total or beyond the gang queue's ClusterQueue quota " +
 			"(nominal plus borrowing limit: Kueue admits a gang whole or not at all), a Kueue queue while the live Kueue " +
-			"configuration lacks the `trainer.kubeflow.org/trainjob` integration, a Volcano gang while Volcano's CRDs are not served, " +
+			"configuration lacks the `trainer.kubeflow.org/trainjob` integration (or `batch/job`: Kueue's chart registers its Job webhook " +
+			"anyway, and with that integration off the webhook refuses every Job, a TrainJob's too), a Volcano gang while Volcano's CRDs are not served, " +
 			"and framework/field combinations Trainer v2.3.0 rejects or ignores. It warns when the queue may fall back " +
 			"(`TryNextFlavor`) to a flavor whose nodes have fewer GPUs than one pod asks for.\n\n" +
 			"Data scientists then submit `TrainJob`s with `spec.runtimeRef.name` set to this runtime (and the label " +

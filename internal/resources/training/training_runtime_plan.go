@@ -26,6 +26,9 @@ import (
 // until the whole gang is admitted.
 const KueueTrainJobIntegration = "trainer.kubeflow.org/trainjob"
 
+// KueueJobIntegration is Kueue's batch/job integration.
+const KueueJobIntegration = "batch/job"
+
 // Environment variables Trainer v2.3.0 injects (its reserved names).
 var (
 	torchReserved = []string{"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
@@ -151,8 +154,10 @@ func planRuntime(ctx context.Context, c *kube.Client, m *runtimeModel) diag.Diag
 	if gpus > 0 && !m.NodeSelector.IsUnknown() {
 		diags.Append(checkNodes(ctx, c, m, gpus, nodes)...)
 	}
-	if g := m.Gang; g != nil && object.Known(g.KueueQueue) {
-		diags.Append(checkKueue(ctx, c, m, g.KueueQueue.ValueString(), gpus, nodes)...)
+	queued := m.Gang != nil && object.Known(m.Gang.KueueQueue)
+	diags.Append(checkKueueIntegrations(ctx, c, queued)...)
+	if queued {
+		diags.Append(checkKueue(ctx, c, m, m.Gang.KueueQueue.ValueString(), gpus, nodes)...)
 	}
 	if g := m.Gang; g != nil && g.Scheduler.ValueString() == SchedulerVolcano {
 		if served, err := c.Served(ctx, volcanoPodGroupKind); err == nil && !served {
@@ -218,25 +223,54 @@ func checkNodes(ctx context.Context, c *kube.Client, m *runtimeModel, gpus, node
 	return diags
 }
 
-// checkKueue: the live Kueue configuration admits TrainJobs, and the queue's
-// ClusterQueue can hold the whole gang in one flavor.
+// checkKueueIntegrations reads the live Kueue configuration (when there is
+// one): with a gang queue it must have the TrainJob integration; and, with or
+// without, batch/job: Kueue v0.17.0's chart registers its Job webhook
+// whatever the integrations, and that webhook fails every Job (a TrainJob's
+// JobSet's too) while batch/job is off (seen with the real Kueue in testenv).
+func checkKueueIntegrations(ctx context.Context, c *kube.Client, queued bool) diag.Diagnostics {
+	var diags diag.Diagnostics
+	installs, err := helm.LiveKueue(ctx, c)
+	if err != nil || len(installs) == 0 {
+		return diags
+	}
+	var frameworks []string
+	for _, in := range installs {
+		if cfg, ok := in.Config.(helm.KueueConfig); ok {
+			frameworks = append(frameworks, cfg.Frameworks...)
+		}
+	}
+	var missing []string
+	if queued && !slices.Contains(frameworks, KueueTrainJobIntegration) {
+		missing = append(missing, KueueTrainJobIntegration)
+	}
+	if !slices.Contains(frameworks, KueueJobIntegration) {
+		missing = append(missing, KueueJobIntegration)
+	}
+	if len(missing) == 0 {
+		return diags
+	}
+	why := fmt.Sprintf("the live Kueue configuration (%s) lacks the integration(s) %q. ", installs[0].Found, missing)
+	if slices.Contains(missing, KueueTrainJobIntegration) {
+		why += "Without " + KueueTrainJobIntegration + " Kueue neither holds this runtime's TrainJobs nor admits their gang: they would start at once, without quota. "
+	}
+	if slices.Contains(missing, KueueJobIntegration) {
+		why += "Without " + KueueJobIntegration + " Kueue's Job webhook (which its chart registers anyway) refuses every Job, so a TrainJob's JobSet could create none. "
+	}
+	why += "Add them to aiplatform_kueue's integrations."
+	if queued {
+		p := path.Root("gang").AtName("kueue_queue")
+		diags.AddAttributeError(p, "Kueue cannot admit this runtime's TrainJobs", p.String()+": "+why)
+	} else {
+		diags.AddWarning("Kueue would refuse this runtime's Jobs", why)
+	}
+	return diags
+}
+
+// checkKueue: the queue's ClusterQueue can hold the whole gang in one flavor.
 func checkKueue(ctx context.Context, c *kube.Client, m *runtimeModel, queue string, gpus, nodes int64) diag.Diagnostics {
 	var diags diag.Diagnostics
 	p := path.Root("gang").AtName("kueue_queue")
-	if installs, err := helm.LiveKueue(ctx, c); err == nil && len(installs) > 0 {
-		ok := false
-		for _, in := range installs {
-			if cfg, isKueue := in.Config.(helm.KueueConfig); isKueue && slices.Contains(cfg.Frameworks, KueueTrainJobIntegration) {
-				ok = true
-			}
-		}
-		if !ok {
-			diags.AddAttributeError(p, "Kueue does not manage TrainJobs",
-				fmt.Sprintf("%s: the live Kueue configuration (%s) lacks the integration %q, so Kueue would neither hold this runtime's TrainJobs "+
-					"nor admit their gang: they would start at once, without quota. Add %q to aiplatform_kueue's integrations.",
-					p, installs[0].Found, KueueTrainJobIntegration, KueueTrainJobIntegration))
-		}
-	}
 	if gpus == 0 {
 		return diags
 	}

@@ -34,9 +34,16 @@ resource "aiplatform_training_runtime" "torch" {
 
   template = {
     volumes = [{ name = "dshm", empty_dir = { medium = "Memory" } }]
-    pod_template = yamlencode({
-      spec = { containers = [{ name = "node", volumeMounts = [{ name = "dshm", mountPath = "/dev/shm" }] }] }
-    })
+    # The trainer container's other fields, merged by name (YAML as an
+    # import writes it back).
+    pod_template = <<-EOT
+      spec:
+        containers:
+        - name: node
+          volumeMounts:
+          - mountPath: /dev/shm
+            name: dshm
+    EOT
   }
 }
 
@@ -49,7 +56,7 @@ resource "aiplatform_training_runtime" "deepspeed" {
   num_nodes      = 2
   image          = "ghcr.io/kubeflow/trainer/deepspeed-runtime:latest"
   command        = ["mpirun", "--allow-run-as-root", "python", "/workspace/train.py"]
-  procs_per_node = 4
+  procs_per_node = 4 # MPI slots per node: 2 GPUs per rank
 
-  resources_per_node = { gpus = 4 }
+  resources_per_node = { gpus = 8 }
 }

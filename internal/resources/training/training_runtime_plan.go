@@ -59,6 +59,9 @@ func validateRuntime(m *runtimeModel) diag.Diagnostics {
 			bad(p, "No processes per node in Trainer's torch policy",
 				"Trainer v2.3.0's torch policy has no numProcPerNode: torchrun starts one process per GPU (here %d) and, without GPUs, one per CPU. "+
 					"Remove procs_per_node (or make it the GPUs per node); a TrainJob that needs another count sets spec.trainer.numProcPerNode.", g)
+		case m.mpi() && n == 1 && g > 1:
+			bad(p, "One MPI slot is read as \"per GPU\"", "Trainer v2.3.0's MPI policy replaces 1 by the GPUs per node (%d) when it builds the hostfile, "+
+				"so procs_per_node = 1 cannot be applied with GPUs; leave it unset for one process per GPU.", g)
 		case fw == FrameworkJAX && n != 1:
 			bad(p, "JAX runs one process per node", "Trainer's JAX policy starts one process per node, which sees all its GPUs; procs_per_node = %d cannot be applied.", n)
 		}

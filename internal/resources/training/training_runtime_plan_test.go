@@ -64,7 +64,8 @@ func TestAccTrainingRuntimeRefusedAtPlan(t *testing.T) {
 		{"torch rank variable", with(`env = { PET_MASTER_ADDR = "x" }`), []string{`env["PET_MASTER_ADDR"]`, "injected by Trainer"}},
 		{"MPI hostfile variable", with(`framework = "mpi"`, `env = { OMPI_MCA_plm_rsh_args = "-p 2222" }`), []string{"OMPI_MCA_plm_rsh_args", "injected by Trainer"}},
 		{"duplicate variable", with(`env = { NCCL_DEBUG = "INFO" }`, `secret_env = [{ name = "NCCL_DEBUG", secret = "s", key = "k" }]`),
-			[]string{"secret_env[0].name", "Duplicate environment variable"}},
+			[]string{"Duplicate environment variable", "secret_env[0].name", `also set at env["NCCL_DEBUG"]`}},
+		{"one MPI slot beside GPUs", with(`framework = "mpi"`, `procs_per_node = 1`), []string{"procs_per_node", "replaces 1 by the GPUs per node"}},
 		{"invalid variable name", with(`secret_env = [{ name = "1BAD", secret = "s", key = "k" }]`), []string{"secret_env[0].name"}},
 		{"two gang mechanisms", with(`gang = { kueue_queue = "rt-tiny", scheduler = "volcano" }`), []string{"gang", "not both"}},
 		{"no gang mechanism", with(`gang = {}`), []string{"gang", "set kueue_queue or scheduler"}},
@@ -85,7 +86,8 @@ func TestAccTrainingRuntimeRefusedAtPlan(t *testing.T) {
 	for _, c := range cases {
 		parts := []string{}
 		for _, w := range c.want {
-			parts = append(parts, regexp.QuoteMeta(w))
+			// Terraform wraps long messages: any space may be a line break.
+			parts = append(parts, strings.ReplaceAll(regexp.QuoteMeta(w), " ", `\s+`))
 		}
 		steps = append(steps, resource.TestStep{
 			Config:      c.config,

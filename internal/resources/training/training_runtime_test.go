@@ -451,3 +451,70 @@ func describe(t *testing.T, env *testenv.Env, trainJob string) func() string {
 		return b.String()
 	}
 }
+
+// An MPI runtime (Trainer's MPI policy, launcher counted as a node): a
+// TrainJob at 2 nodes gets an sshd node pod and, once it is Ready, the
+// launcher pod, which runs the command with Trainer's OpenMPI hostfile
+// (2 hosts × 4 slots) mounted and named in its environment.
+func TestAccTrainingRuntimeMPI(t *testing.T) {
+	env := acctest.Env(t)
+	addr := "aiplatform_training_runtime.mpi"
+	config := acctest.Provider(env) + runtimeHCL("mpi", "rt-mpi",
+		`framework = "mpi"`,
+		`num_nodes = 2`,
+		`image     = "mpioperator/openmpi:0.6.0"`,
+		`command   = ["mpirun", "-np", "8", "/home/mpiuser/pi"]`,
+		`procs_per_node = 4`,
+		`resources_per_node = { gpus = 8 }`,
+		`node_selector = { testpool = "nc" }`,
+		keepRunning,
+	)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config:           config,
+				ConfigPlanChecks: emptyAfter(plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate)),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					clusterRuntime("rt-mpi").Equal(env, "4", "spec", "mlPolicy", "mpi", "numProcPerNode"),
+					clusterRuntime("rt-mpi").Equal(env, "true", "spec", "mlPolicy", "mpi", "runLauncherAsNode"),
+					func(*terraform.State) error {
+						stop := submitTrainJob(t, env, "tj-mpi", "rt-mpi", nil, nil)
+						defer stop()
+						waitUntil(t, 3*time.Minute, "tj-mpi's node and launcher pods Running", func() bool {
+							return running(jobPods(t, env, "tj-mpi")) == 2
+						}, describe(t, env, "tj-mpi"))
+						var launcher *corev1.Pod
+						for _, p := range jobPods(t, env, "tj-mpi") {
+							if p.Labels["jobset.sigs.k8s.io/replicatedjob-name"] == "launcher" {
+								launcher = &p
+							}
+						}
+						if launcher == nil {
+							return fmt.Errorf("no launcher pod among %d pods", len(jobPods(t, env, "tj-mpi")))
+						}
+						c, _ := container(*launcher, "node")
+						if strings.Join(c.Command, " ") != "mpirun -np 8 /home/mpiuser/pi" {
+							return fmt.Errorf("launcher command %v", c.Command)
+						}
+						e := envOf(c)
+						if e["OMPI_MCA_orte_default_hostfile"].Value == "" || e["OMPI_MCA_orte_set_default_slots"].Value != "4" {
+							return fmt.Errorf("launcher env lacks Trainer's OpenMPI hostfile settings (4 slots): %v", c.Env)
+						}
+						cm, err := env.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), "tj-mpi-mpi-hostfile", metav1.GetOptions{})
+						if err != nil {
+							return fmt.Errorf("hostfile: %w", err)
+						}
+						for _, v := range cm.Data {
+							if strings.Count(v, "slots=4") != 2 {
+								return fmt.Errorf("hostfile %q, want 2 hosts with 4 slots", v)
+							}
+						}
+						return nil
+					},
+				),
+			},
+			{Config: config, ResourceName: addr, ImportState: true, ImportStateId: "rt-mpi", ImportStateVerify: true},
+		},
+	})
+}

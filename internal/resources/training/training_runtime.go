@@ -253,7 +253,9 @@ func runtimeAttributes() map[string]schema.Attribute {
 			Validators: []validator.String{stringvalidator.OneOf(FrameworkTorch, FrameworkDeepSpeed, FrameworkMPI, FrameworkJAX)}},
 		"num_nodes": schema.Int64Attribute{Required: true,
 			MarkdownDescription: "Nodes (pods) of a TrainJob (`mlPolicy.numNodes`); a TrainJob may override it. For `mpi`/`deepspeed` the " +
-				"launcher counts as one of them (`runLauncherAsNode`).",
+				"launcher counts as one of them (`runLauncherAsNode`): Trainer v2.3.0 gives the launcher (the trainer step) " +
+				"`mlPolicy.numNodes` pods, so the runtime says `numNodes: 1` and the `node` job runs the other `num_nodes − 1` " +
+				"(at least 2 in all).",
 			Validators: []validator.Int64{int64validator.Between(1, 10000)}},
 		"image": schema.StringAttribute{Required: true, MarkdownDescription: "Image of the trainer container `node`.",
 			Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},

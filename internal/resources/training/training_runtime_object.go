@@ -149,9 +149,18 @@ func runtimeFields(m *runtimeModel) map[string]any {
 		// is the job's.
 		jobset["network"] = map[string]any{"publishNotReadyAddresses": true}
 		jobset["successPolicy"] = map[string]any{"operator": "All", "targetReplicatedJobs": []any{runtimeLauncher}}
+		// Trainer v2.3.0 gives the trainer step (the launcher) numNodes
+		// pods and the node job its parallelism: so numNodes is 1 (one
+		// launcher) and the sshd nodes are the other num_nodes − 1. (A
+		// TrainJob's trainer.numNodes M makes them M − 1, the same split.)
+		ml["numNodes"] = int64(1)
 		launcher := m.replicatedJob(runtimeLauncher, true, true)
 		launcher["dependsOn"] = []any{map[string]any{"name": runtimeNode, "status": "Ready"}}
-		jobset["replicatedJobs"] = []any{m.replicatedJob(runtimeNode, false, false), launcher}
+		node := m.replicatedJob(runtimeNode, false, false)
+		workers := max(m.NumNodes.ValueInt64()-1, 1)
+		jobSpec := node["template"].(map[string]any)["spec"].(map[string]any)
+		jobSpec["parallelism"], jobSpec["completions"] = workers, workers
+		jobset["replicatedJobs"] = []any{node, launcher}
 	default:
 		ml["torch"] = map[string]any{}
 	}
@@ -243,6 +252,18 @@ func readRuntime(live map[string]any, m *runtimeModel) {
 	}
 
 	jobset := object.Fields(spec, "template", "spec")
+	if ml["mpi"] != nil {
+		// The launcher is one node, the node job's pods the others.
+		for _, j := range object.Items(jobset, "replicatedJobs") {
+			if j["name"] == runtimeNode {
+				if p := object.Int64(object.Field(j, "template", "spec", "parallelism")); !p.IsNull() {
+					m.NumNodes = types.Int64Value(p.ValueInt64() + 1)
+				} else {
+					m.NumNodes = types.Int64Value(2)
+				}
+			}
+		}
+	}
 	job := trainerJob(jobset)
 	pod, _ := object.Field(job, "template", "spec", "template").(map[string]any)
 	readFailurePolicy(jobset, pod, m)

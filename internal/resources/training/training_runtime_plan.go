@@ -66,6 +66,10 @@ func validateRuntime(m *runtimeModel) diag.Diagnostics {
 			bad(p, "JAX runs one process per node", "Trainer's JAX policy starts one process per node, which sees all its GPUs; procs_per_node = %d cannot be applied.", n)
 		}
 	}
+	if m.mpi() && object.Known(m.NumNodes) && m.NumNodes.ValueInt64() < 2 {
+		bad(path.Root("num_nodes"), "An MPI runtime has two nodes at least",
+			"Trainer's MPI policy runs a launcher and at least one sshd node (the launcher counts as a node): num_nodes must be 2 or more.")
+	}
 	if g := m.Gang; g != nil {
 		p := path.Root("gang")
 		queue, sched := !g.KueueQueue.IsNull(), !g.Scheduler.IsNull()

@@ -478,6 +478,9 @@ func TestAccTrainingRuntimeMPI(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					clusterRuntime("rt-mpi").Equal(env, "4", "spec", "mlPolicy", "mpi", "numProcPerNode"),
 					clusterRuntime("rt-mpi").Equal(env, "true", "spec", "mlPolicy", "mpi", "runLauncherAsNode"),
+					clusterRuntime("rt-mpi").Equal(env, "1", "spec", "mlPolicy", "numNodes"),
+					clusterRuntime("rt-mpi").Equal(env, "1", "spec", "template", "spec", "replicatedJobs", "0", "template", "spec", "parallelism"),
+					resource.TestCheckResourceAttr(addr, "num_nodes", "2"),
 					func(*terraform.State) error {
 						stop := submitTrainJob(t, env, "tj-mpi", "rt-mpi", nil, nil)
 						defer stop()

@@ -223,7 +223,7 @@ var coveredElsewhere = map[string]string{
 	// read): what can change out of band is the pool it ran on.
 	"aiplatform_nccl_check": "internal/resources/training TestAccNCCLCheckReplanOnNodeJoin: a node joining or leaving the pool plans a re-run",
 	// The runtime's CRDs come with Trainer, which this package's cluster does not run.
-	"aiplatform_training_runtime": "internal/resources/training TestAccTrainingRuntimeDrift: runtime edited and deleted by hand, drift planned, repaired, empty plan",
+	"aiplatform_training_runtime": "internal/resources/training TestAccTrainingRuntimeTorch: runtime edited (image, numNodes) and deleted by hand, drift planned, repaired, empty plan",
 }
 
 // Every resource type, edited by hand and then deleted by hand: each time the

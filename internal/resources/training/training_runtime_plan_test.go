@@ -2,15 +2,18 @@ package training_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -27,6 +30,12 @@ import (
 func TestAccTrainingRuntimeRefusedAtPlan(t *testing.T) {
 	env := acctest.Env(t)
 	queue := gangQueue("rt-tiny", "8")
+	// The pool's live size (another test of the package grows it).
+	nc, err := env.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: "testpool=nc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolNodes := len(nc.Items)
 	base := []string{
 		`framework = "torch"`,
 		`num_nodes = 1`,
@@ -78,7 +87,8 @@ func TestAccTrainingRuntimeRefusedAtPlan(t *testing.T) {
 		{"invalid CPU", with(`resources_per_node = { gpus = 8, cpu = "lots" }`), []string{"resources_per_node.cpu"}},
 		{"more GPUs than a node has", with(`resources_per_node = { gpus = 16 }`),
 			[]string{"resources_per_node.gpus", "asks for 16", "at most 8 allocatable"}},
-		{"more nodes than the pool holds", with(`num_nodes = 3`), []string{"num_nodes", "3 nodes × 8", "room for only 2"}},
+		{"more nodes than the pool holds", with(fmt.Sprintf("num_nodes = %d", poolNodes+1)),
+			[]string{"num_nodes", fmt.Sprintf("%d nodes × 8", poolNodes+1), fmt.Sprintf("room for only %d", poolNodes)}},
 		{"gang beyond the queue's quota", with(`num_nodes = 2`, `gang = { kueue_queue = "rt-tiny" }`),
 			[]string{"gang.kueue_queue", "16 nvidia.com/gpu", `ClusterQueue "rt-tiny" holds at most 8`}},
 		{"Volcano not installed", with(`gang = { scheduler = "volcano" }`), []string{"gang.scheduler", "Volcano's PodGroups"}},
@@ -169,10 +179,20 @@ func TestAccTrainingRuntimeAdoptTrainerSample(t *testing.T) {
 // and imports: examples/examples_test.go's cluster has no Trainer.
 func TestAccTrainingRuntimeExample(t *testing.T) {
 	env := acctest.Env(t)
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "training"}}
-	if _, err := env.Client.CoreV1().Namespaces().Create(context.Background(), nsObj, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-		t.Fatal(err)
-	}
+	// Another test of the package creates and deletes "training": wait
+	// until a terminating one is gone, then create it.
+	ctx := context.Background()
+	waitUntil(t, 2*time.Minute, "namespace training Active", func() bool {
+		live, err := env.Client.CoreV1().Namespaces().Get(ctx, "training", metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "training"}}, metav1.CreateOptions{})
+			return err == nil
+		case err != nil:
+			t.Fatal(err)
+		}
+		return live.Status.Phase == corev1.NamespaceActive
+	})
 	ex := acctest.ResourceExample(t, "aiplatform_training_runtime")
 	cfg := acctest.Provider(env) + ex.Config
 	resource.Test(t, resource.TestCase{

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -179,36 +178,35 @@ func TestAccTrainingRuntimeAdoptTrainerSample(t *testing.T) {
 // and imports: examples/examples_test.go's cluster has no Trainer.
 func TestAccTrainingRuntimeExample(t *testing.T) {
 	env := acctest.Env(t)
-	// Another test of the package creates and deletes "training": wait
-	// until a terminating one is gone, then create it.
-	ctx := context.Background()
-	waitUntil(t, 2*time.Minute, "namespace training Active", func() bool {
-		live, err := env.Client.CoreV1().Namespaces().Get(ctx, "training", metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			_, err = env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "training"}}, metav1.CreateOptions{})
-			return err == nil
-		case err != nil:
-			t.Fatal(err)
-		}
-		return live.Status.Phase == corev1.NamespaceActive
-	})
+	// The example's namespace "training" is also the checkpoint store
+	// example's, which deletes it; testenv runs no namespace controller, so
+	// it stays Terminating. The runtime example runs in a namespace of its
+	// own instead, its only change.
+	const exNS = "training-rt"
+	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: exNS}}
+	if _, err := env.Client.CoreV1().Namespaces().Create(context.Background(), nsObj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	ex := acctest.ResourceExample(t, "aiplatform_training_runtime")
-	cfg := acctest.Provider(env) + ex.Config
+	body := strings.ReplaceAll(ex.Config, `namespace      = "training"`, `namespace      = "`+exNS+`"`)
+	if body == ex.Config {
+		t.Fatal(`the example no longer says namespace = "training": update this test`)
+	}
+	cfg := acctest.Provider(env) + body
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
 			{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					clusterRuntime("torch-h100").Equal(env, "team-a", "metadata", "labels", "kueue.x-k8s.io/queue-name"),
-					acctest.Object{GVR: runtimes, Namespace: "training", Name: "deepspeed-a100"}.Equal(env, "4", "spec", "mlPolicy", "mpi", "numProcPerNode"),
-					acctest.Object{GVR: runtimes, Namespace: "training", Name: "deepspeed-a100"}.Equal(env, "launcher",
+					acctest.Object{GVR: runtimes, Namespace: exNS, Name: "deepspeed-a100"}.Equal(env, "4", "spec", "mlPolicy", "mpi", "numProcPerNode"),
+					acctest.Object{GVR: runtimes, Namespace: exNS, Name: "deepspeed-a100"}.Equal(env, "launcher",
 						"spec", "template", "spec", "replicatedJobs", "1", "name"),
 					resource.TestCheckResourceAttr("aiplatform_training_runtime.deepspeed", "kind", "TrainingRuntime"),
 				)},
 			{Config: cfg, PlanOnly: true},
 			{Config: cfg, ResourceName: ex.Address, ImportState: true, ImportStateId: ex.ImportID, ImportStateVerify: true},
-			{Config: cfg, ResourceName: "aiplatform_training_runtime.deepspeed", ImportState: true, ImportStateId: "training/deepspeed-a100", ImportStateVerify: true},
+			{Config: cfg, ResourceName: "aiplatform_training_runtime.deepspeed", ImportState: true, ImportStateId: exNS + "/deepspeed-a100", ImportStateVerify: true},
 		},
 	})
 }

@@ -47,6 +47,7 @@ var appliedElsewhere = map[string]string{
 	// Training controllers.
 	"aiplatform_jobset_controller": "applied by internal/resources/installs (TestAccInstallExamples) with JobSet's chart from the module cache",
 	"aiplatform_trainer":           "applied by internal/resources/installs (TestAccInstallExamples) with Trainer's and JobSet's charts from the module cache",
+	"aiplatform_training_runtime":  "applied by internal/resources/training (TestAccTrainingRuntimeExample), whose cluster runs Trainer, JobSet and Kueue (the namespaced runtime in a namespace of its own)",
 }
 
 func TestAccResourceExamples(t *testing.T) {

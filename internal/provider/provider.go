@@ -58,6 +58,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		serving.NewModelDeployment,
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,
+		training.NewTrainingRuntime,
 	}
 }
 

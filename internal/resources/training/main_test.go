@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/training"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
@@ -17,7 +18,8 @@ const h100 = "NVIDIA-H100-80GB-HBM3"
 // checkpoint stores). The MPI Operator runs the NCCL checks' MPIJobs; the
 // pod runner runs their launcher container's own command (the end-to-end
 // test's `cat <published log>`), whose output the provider reads as the
-// launcher's log; workers (sshd) stay kwok's.
+// launcher's log; workers (sshd) stay kwok's. JobSet, Kubeflow Trainer and
+// Kueue (admitting TrainJobs) run the training runtimes' TrainJobs.
 func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{
 		Nodes: []testenv.NodePool{
@@ -25,7 +27,16 @@ func TestMain(m *testing.M) {
 			{Name: "nj", Count: 2, GPUs: 8, Product: h100, Labels: map[string]string{"testpool": "nj"}},
 			{Name: "small", Count: 1, GPUs: 2, Product: h100, Labels: map[string]string{"testpool": "small"}},
 		},
-		Controllers: []testenv.Controller{testenv.ControllerOf(podrunner.MPIOperator)},
-		Commands:    []testenv.Command{{Image: regexp.MustCompile(`^ghcr\.io/coreweave/nccl-tests:`), Container: "launcher"}},
+		Controllers: []testenv.Controller{
+			testenv.ControllerOf(podrunner.MPIOperator),
+			testenv.ControllerOf(podrunner.JobSet),
+			testenv.ControllerOf(podrunner.Trainer),
+			// After Trainer: Kueue's TrainJob integration needs its CRDs.
+			// batch/job too: the chart registers Kueue's Job webhook,
+			// which panics on every Job (those of a TrainJob's JobSet
+			// included) while that integration is off.
+			testenv.Kueue(training.KueueJobIntegration, training.KueueTrainJobIntegration),
+		},
+		Commands: []testenv.Command{{Image: regexp.MustCompile(`^ghcr\.io/coreweave/nccl-tests:`), Container: "launcher"}},
 	})
 }

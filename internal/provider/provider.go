@@ -175,6 +175,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewTrainer,
 		volcano.NewQueue,
 		serving.NewRayCluster,
+		serving.NewRayService,
 		serving.NewLWSGroup,
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,

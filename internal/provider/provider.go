@@ -54,6 +54,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewTrainer,
 		volcano.NewQueue,
 		serving.NewRayCluster,
+		serving.NewRayService,
 		serving.NewLWSGroup,
 		serving.NewModelDeployment,
 		training.NewNCCLCheck,

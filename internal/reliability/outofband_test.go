@@ -130,6 +130,23 @@ var drifts = map[string]drift{
 		edit:    func(o map[string]any) { spec(o)["workerGroupSpecs"].([]any)[0].(map[string]any)["replicas"] = int64(3) },
 		want:    []string{"spec", "workerGroupSpecs", "0", "replicas", "1"},
 	},
+	"aiplatform_ray_service": {
+		config: `resource "aiplatform_ray_service" "x" {
+  name           = "oob-rs"
+  namespace      = "default"
+  ray_version    = "2.46.0"
+  wait_for_ready = false
+  serve_config   = yamlencode({ applications = [{ name = "app", import_path = "serve_app:app" }] })
+  head           = { cpu = "1", memory = "2Gi" }
+  worker_groups  = [{ name = "gpu", replicas = 1, gpus = 4, node_selector = { "nvidia.com/gpu.product" = "NVIDIA-A100-SXM4-80GB" } }]
+}`,
+		address: "aiplatform_ray_service.x",
+		object:  acctest.Object{GVR: schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayservices"}, Namespace: "default", Name: "oob-rs"},
+		edit: func(o map[string]any) {
+			spec(o)["rayClusterConfig"].(map[string]any)["workerGroupSpecs"].([]any)[0].(map[string]any)["replicas"] = int64(3)
+		},
+		want: []string{"spec", "rayClusterConfig", "workerGroupSpecs", "0", "replicas", "1"},
+	},
 	"aiplatform_lws_group": {
 		config: `resource "aiplatform_lws_group" "x" {
   name      = "oob-lws"

@@ -52,20 +52,38 @@ var rayVersionPattern = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?([-+.][0-9
 type rayClusterModel struct {
 	object.NamespacedMeta
 	object.LiveChanges
-	RayVersion   types.String     `tfsdk:"ray_version"`
-	Image        types.String     `tfsdk:"image"`
-	Head         *rayHead         `tfsdk:"head"`
-	WorkerGroups []rayWorkerGroup `tfsdk:"worker_groups"`
-	Autoscaling  *rayAutoscaling  `tfsdk:"autoscaling"`
-	QueueName    types.String     `tfsdk:"queue_name"`
-	Suspend      types.Bool       `tfsdk:"suspend"`
-	ModelCache   *modelCacheModel `tfsdk:"model_cache"`
-	WaitForReady types.Bool       `tfsdk:"wait_for_ready"`
+	rayClusterSpec
+	QueueName    types.String `tfsdk:"queue_name"`
+	Suspend      types.Bool   `tfsdk:"suspend"`
+	WaitForReady types.Bool   `tfsdk:"wait_for_ready"`
 
 	HeadServiceName  types.String `tfsdk:"head_service_name"`
 	DashboardAddress types.String `tfsdk:"dashboard_address"`
 	ClientAddress    types.String `tfsdk:"client_address"`
 	ReadyWorkers     types.Int64  `tfsdk:"ready_workers"`
+}
+
+// rayClusterSpec is what a RayCluster and a RayService's rayClusterConfig
+// share: the Ray version and image, the head, the worker groups, autoscaling
+// and the model cache (the attributes rayClusterSpecAttributes lists).
+type rayClusterSpec struct {
+	RayVersion   types.String     `tfsdk:"ray_version"`
+	Image        types.String     `tfsdk:"image"`
+	Head         *rayHead         `tfsdk:"head"`
+	WorkerGroups []rayWorkerGroup `tfsdk:"worker_groups"`
+	Autoscaling  *rayAutoscaling  `tfsdk:"autoscaling"`
+	ModelCache   *modelCacheModel `tfsdk:"model_cache"`
+}
+
+// rayClusterSpecAttributes are the attributes of rayClusterSpec, as
+// aiplatform_ray_cluster describes them.
+func rayClusterSpecAttributes() map[string]schema.Attribute {
+	all := rayClusterAttributes()
+	out := map[string]schema.Attribute{}
+	for _, k := range []string{"ray_version", "image", "head", "worker_groups", "autoscaling", "model_cache"} {
+		out[k] = all[k]
+	}
+	return out
 }
 
 // rayPod is what the head and every worker group say about their pods: the

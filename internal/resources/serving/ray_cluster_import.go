@@ -30,40 +30,57 @@ type objectResource interface {
 	resource.ResourceWithModifyPlan
 }
 
-type rayClusterResource struct {
+// importWarned is an object resource whose import warns of the live
+// object's fields no attribute carries: unexpressed lists their paths.
+// (aiplatform_ray_cluster and aiplatform_ray_service.)
+type importWarned[T any] struct {
 	objectResource
-	client *kube.Client
+	client      *kube.Client
+	kind        kube.Kind
+	typeName    string
+	unexpressed func(live map[string]any, m *T) []string
 }
 
 func withImportWarnings(r resource.Resource) resource.Resource {
-	return &rayClusterResource{objectResource: r.(objectResource)}
+	return withImportWarningsOf(r, rayClusterKind, "aiplatform_ray_cluster", rayUnexpressed)
 }
 
-func (r *rayClusterResource) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+func withImportWarningsOf[T any](r resource.Resource, kind kube.Kind, typeName string, unexpressed func(map[string]any, *T) []string) resource.Resource {
+	return &importWarned[T]{objectResource: r.(objectResource), kind: kind, typeName: typeName, unexpressed: unexpressed}
+}
+
+func (r *importWarned[T]) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.objectResource.Configure(ctx, req, resp)
 	r.client, _ = req.ProviderData.(*kube.Client)
 }
 
 // Read reads as every object resource does and, on import (a state with
-// nothing but the object's name), warns of what the configuration cannot say.
-func (r *rayClusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+// nothing but the object's name: no ray_version), warns of what the
+// configuration cannot say.
+func (r *importWarned[T]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var version types.String
 	importing := !req.State.GetAttribute(ctx, path.Root("ray_version"), &version).HasError() && version.IsNull()
 	r.objectResource.Read(ctx, req, resp)
 	if !importing || resp.Diagnostics.HasError() || r.client == nil || resp.State.Raw.IsNull() {
 		return
 	}
-	var m rayClusterModel
+	var m T
 	if resp.Diagnostics.Append(resp.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	live, found, err := r.client.Get(ctx, rayClusterKind, m.ObjectRef())
+	var ns, name types.String
+	resp.State.GetAttribute(ctx, path.Root("name"), &name)
+	if r.kind.Namespaced {
+		resp.State.GetAttribute(ctx, path.Root("namespace"), &ns)
+	}
+	ref := kube.Ref{Namespace: ns.ValueString(), Name: name.ValueString()}
+	live, found, err := r.client.Get(ctx, r.kind, ref)
 	if err != nil || !found {
 		return
 	}
-	if paths := rayUnexpressed(live.Object, &m); len(paths) > 0 {
-		resp.Diagnostics.AddWarning(fmt.Sprintf("RayCluster %s has fields its configuration cannot say", m.ObjectRef()),
-			"The imported object sets these fields, which no attribute of aiplatform_ray_cluster carries:\n  "+strings.Join(paths, "\n  ")+
+	if paths := r.unexpressed(live.Object, &m); len(paths) > 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s has fields its configuration cannot say", r.kind.Kind, ref),
+			"The imported object sets these fields, which no attribute of "+r.typeName+" carries:\n  "+strings.Join(paths, "\n  ")+
 				"\nThey stay as they are until an apply takes them over: a forced apply (force_conflicts) takes the whole atomic "+
 				"workerGroupSpecs list and would change or drop those under it. Such a plan shows them and is refused unless "+
 				"accept_live_changes lists them.")
@@ -82,6 +99,17 @@ func rayUnexpressed(live map[string]any, m *rayClusterModel) []string {
 	if have == nil || want == nil {
 		return nil
 	}
+	rayDropGroupDefaults(want, have)
+	if object.Known(m.QueueName) {
+		delete(have, "suspend") // Kueue's
+		delete(want, "suspend")
+	}
+	return kube.ChangedPaths(map[string]any{"spec": have}, map[string]any{"spec": want})
+}
+
+// rayDropGroupDefaults removes from the live cluster spec have the worker
+// groups' fields that KubeRay's CRD defaults and want does not write.
+func rayDropGroupDefaults(want, have map[string]any) {
 	wgroups := map[any]map[string]any{}
 	for _, g := range object.Items(want, "workerGroupSpecs") {
 		wgroups[g["groupName"]] = g
@@ -94,9 +122,4 @@ func rayUnexpressed(live map[string]any, m *rayClusterModel) []string {
 			}
 		}
 	}
-	if object.Known(m.QueueName) {
-		delete(have, "suspend") // Kueue's
-		delete(want, "suspend")
-	}
-	return kube.ChangedPaths(map[string]any{"spec": have}, map[string]any{"spec": want})
 }

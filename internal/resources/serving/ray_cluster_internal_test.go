@@ -21,7 +21,7 @@ func rayStrMap(kv ...string) types.Map {
 }
 
 func sampleRayCluster() rayClusterModel {
-	m := rayClusterModel{
+	m := rayClusterModel{rayClusterSpec: rayClusterSpec{
 		RayVersion: types.StringValue("2.46.0"), Image: types.StringNull(),
 		Head: &rayHead{rayPod: rayPod{CPU: types.StringValue("1000m"), Memory: types.StringValue("2Gi"), GPUs: types.Int64Null()},
 			RayStartParams: rayStrMap("dashboard-host", "0.0.0.0"), ServiceType: types.StringValue("ClusterIP")},
@@ -32,10 +32,11 @@ func sampleRayCluster() rayClusterModel {
 			Tolerations:    []object.Toleration{{Key: types.StringValue("nvidia.com/gpu"), Operator: types.StringValue("Exists"), Value: types.StringNull(), Effect: types.StringNull()}},
 			RayStartParams: types.MapNull(types.StringType),
 		}},
-		Autoscaling:  &rayAutoscaling{Enabled: types.BoolValue(true), IdleTimeout: types.StringValue("300s")},
+		Autoscaling: &rayAutoscaling{Enabled: types.BoolValue(true), IdleTimeout: types.StringValue("300s")},
+		ModelCache:  &modelCacheModel{Mode: types.StringValue("pvc"), ClaimName: types.StringValue("c"), HostPath: types.StringNull(), SubPath: types.StringValue("m/main"), MountPath: types.StringValue("/models")},
+	},
 		QueueName:    types.StringValue("team-a"),
 		Suspend:      types.BoolNull(),
-		ModelCache:   &modelCacheModel{Mode: types.StringValue("pvc"), ClaimName: types.StringValue("c"), HostPath: types.StringNull(), SubPath: types.StringValue("m/main"), MountPath: types.StringValue("/models")},
 		WaitForReady: types.BoolValue(true),
 	}
 	m.SetObjectRef(kube.Ref{Namespace: "ns", Name: "train"})

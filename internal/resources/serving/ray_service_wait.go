@@ -1,0 +1,85 @@
+package serving
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+)
+
+// Wait: what the Kubernetes API can show of a RayService's readiness — the
+// RayCluster KubeRay made for it, running. The Serve applications' health
+// comes from the Ray dashboard and is not waited for.
+
+// waitRayService waits until the RayService names a RayCluster (the pending
+// one, else the active one) and KubeRay reports that cluster ready with the
+// workers its spec asks for, logging each change and at least every 15 s.
+// (KubeRay 1.5 writes the RayService's status only when the cluster names or
+// the applications change, so its observedGeneration cannot tell whether a
+// change was seen: the cluster's own readiness is what is waited for.)
+func waitRayService(ctx context.Context, c *kube.Client, m *rayServiceModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if !m.WaitForReady.ValueBool() {
+		return diags
+	}
+	ref := m.ObjectRef()
+	ctx, cancel := context.WithTimeout(ctx, rayWaitTimeout)
+	defer cancel()
+	start := time.Now()
+	last, lastAt, cluster := "", time.Time{}, ""
+	for {
+		live, found, err := c.Get(ctx, rayServiceKind, ref)
+		if err != nil && ctx.Err() == nil {
+			diags.AddError(fmt.Sprintf("Waiting for RayService %s failed", ref), err.Error())
+			return diags
+		}
+		line := "not found"
+		if found {
+			readRayService(live.Object, m)
+			m.SetObjectRef(ref)
+			cluster = m.PendingClusterName.ValueString()
+			if cluster == "" {
+				cluster = m.ActiveClusterName.ValueString()
+			}
+			line = "KubeRay has not created its RayCluster yet"
+			if cluster != "" {
+				rc, found, err := c.Get(ctx, rayClusterKind, kube.Ref{Namespace: ref.Namespace, Name: cluster})
+				switch {
+				case err != nil && ctx.Err() == nil:
+					diags.AddError(fmt.Sprintf("Waiting for RayService %s failed", ref), err.Error())
+					return diags
+				case found:
+					state, progress := rayProgress(rc.Object)
+					line = fmt.Sprintf("RayCluster %s: %s", cluster, progress)
+					if state == rayReadyState {
+						tflog.Info(ctx, fmt.Sprintf("RayService %s ready after %s: %s", ref, time.Since(start).Round(100*time.Millisecond), line))
+						return diags
+					}
+				default:
+					line = fmt.Sprintf("RayCluster %s not found yet", cluster)
+				}
+			}
+		}
+		if line != last || time.Since(lastAt) >= 15*time.Second {
+			tflog.Info(ctx, fmt.Sprintf("RayService %s not ready after %s: %s", ref, time.Since(start).Round(time.Second), line))
+			last, lastAt = line, time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			detail := fmt.Sprintf("KubeRay did not bring the RayService's RayCluster to ready within %s; last seen: %s.", rayWaitTimeout, last)
+			if cluster != "" {
+				if pods := rayPendingPods(context.Background(), c, kube.Ref{Namespace: ref.Namespace, Name: cluster}); pods != "" {
+					detail += " Pods not ready: " + pods + "."
+				}
+			}
+			diags.AddError(fmt.Sprintf("RayService %s not ready", ref), detail+
+				" Is the KubeRay operator running, and do the nodes have room for every pod? Set wait_for_ready = false not to wait.")
+			return diags
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -168,6 +168,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewVolcano,
 		installs.NewKubeRayOperator,
 		installs.NewLWSController,
+		installs.NewMPIOperator,
 		volcano.NewQueue,
 		serving.NewRayCluster,
 		serving.NewLWSGroup,

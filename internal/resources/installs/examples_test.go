@@ -87,7 +87,8 @@ func TestAccInstallExamples(t *testing.T) {
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.Factories,
 			Steps: []resource.TestStep{
-				{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+				{PreConfig: func() { awaitMPIHealthPort(t) }, Config: cfg,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"remove_crds"}},
 			},
 			CheckDestroy: resource.ComposeAggregateTestCheckFunc(mpiDeployment.Gone(env), mpiNamespace.Gone(env), mpiCRD.Gone(env)),

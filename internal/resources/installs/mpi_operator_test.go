@@ -3,6 +3,7 @@ package installs_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -111,6 +112,36 @@ func mpiJobRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 	}
 }
 
+// awaitMPIHealthPort waits until no MPI Operator runs on this machine: the
+// operator serves /healthz on the fixed port :8080 of all interfaces, so
+// testenv's pod runner can run one per machine, and other test packages
+// (internal/resources/training) run theirs. This is a wait for a shared
+// resource, not an assertion.
+func awaitMPIHealthPort(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Minute)
+	free, logged := 0, false
+	for free < 3 { // free at three looks a second apart: not between two runs of another test
+		l, err := net.Listen("tcp", ":8080")
+		if err == nil {
+			_ = l.Close()
+			free++
+		} else {
+			free = 0
+			if time.Now().After(deadline) {
+				t.Fatalf("port :8080 (the MPI Operator's fixed health port) is still taken: %v", err)
+			}
+			if !logged {
+				t.Logf("waiting for port :8080, taken by another MPI Operator on this machine: %v", err)
+				logged = true
+			}
+		}
+		if free < 3 {
+			time.Sleep(time.Second)
+		}
+	}
+}
+
 // crdEstablished checks the CRD's Established condition.
 func crdEstablished(env *testenv.Env) resource.TestCheckFunc {
 	return mpiCRD.Check(env, func(obj map[string]any) error {
@@ -150,7 +181,8 @@ func TestAccMPIOperator(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
 			{
-				Config: cfg,
+				PreConfig: func() { awaitMPIHealthPort(t) },
+				Config:    cfg,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(addr, "id", "mpi-operator"),
 					resource.TestCheckResourceAttr(addr, "namespace", "mpi-operator"),
@@ -209,7 +241,7 @@ func TestAccMPIOperator(t *testing.T) {
 			},
 			{
 				// Out of band: the operator's Deployment deleted.
-				PreConfig: func() { mpiDeployment.Delete(t, env) },
+				PreConfig: func() { mpiDeployment.Delete(t, env); awaitMPIHealthPort(t) },
 				Config:    cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{

@@ -39,8 +39,8 @@ var mpiJobControllers = Rule{
 		training := false
 		for _, l := range live {
 			switch {
-			case l.Chart == MPIOperator && l.Namespace == in.Namespace && l.Name == in.Name:
-				continue // this install itself
+			case l.Chart == MPIOperator && (l.ID() == in.ID() || l.ID() == in.Replaces):
+				continue // this install itself, or the one it replaces
 			case l.Chart == MPIOperator && isPlannedIn(planned, l.Namespace):
 				continue // listed above, as planned
 			case l.Chart == TrainingOperator:

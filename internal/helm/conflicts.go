@@ -39,6 +39,9 @@ type Install struct {
 	// Found says how an install found in the cluster was found ("ConfigMap
 	// kueue-manager-config"); empty for a planned one.
 	Found string
+	// Replaces is the ID of the live install a planned one replaces (its
+	// namespace changed), which the rules do not hold against it.
+	Replaces string
 }
 
 // ID is the release's "namespace/name".

@@ -230,7 +230,11 @@ func (r *mpiOperatorResource) ModifyPlan(ctx context.Context, req resource.Modif
 		m.Image = types.StringValue(out.Image)
 	}
 	if r.client != nil && m.known() {
-		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m)...); resp.Diagnostics.HasError() {
+		var replaces types.String // the install a changed namespace replaces
+		if !req.State.Raw.IsNull() {
+			resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("namespace"), &replaces)...)
+		}
+		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, replaces.ValueString())...); resp.Diagnostics.HasError() {
 			return
 		}
 	}
@@ -257,11 +261,15 @@ func sameInstall(plan, prior *mpiOperatorModel) bool {
 
 // checkConflicts runs the conflict rules (helm.CheckConflicts) for the
 // install as m plans it, at plan and at apply time. r.client is set.
-func (r *mpiOperatorResource) checkConflicts(ctx context.Context, m *mpiOperatorModel) diag.Diagnostics {
+// replaces is the namespace of the install this plan replaces ("" for
+// none), whose live operator is not held against it.
+func (r *mpiOperatorResource) checkConflicts(ctx context.Context, m *mpiOperatorModel, replaces string) diag.Diagnostics {
 	var diags diag.Diagnostics
-	conflict, err := helm.CheckConflicts(ctx, r.client, helm.Install{
-		Chart: helm.MPIOperator, Namespace: m.Namespace.ValueString(), Name: manifests.MPIOperatorName,
-	})
+	in := helm.Install{Chart: helm.MPIOperator, Namespace: m.Namespace.ValueString(), Name: manifests.MPIOperatorName}
+	if replaces != "" && replaces != in.Namespace {
+		in.Replaces = replaces + "/" + manifests.MPIOperatorName
+	}
+	conflict, err := helm.CheckConflicts(ctx, r.client, in)
 	switch {
 	case err != nil:
 		diags.AddError("Cannot check the MPI Operator against the cluster", err.Error())

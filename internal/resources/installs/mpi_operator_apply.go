@@ -66,7 +66,7 @@ func (r *mpiOperatorResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
 		return
 	}
-	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m)...); resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, "")...); resp.Diagnostics.HasError() {
 		return
 	}
 	s := r.set(ctx, m.Namespace.ValueString())
@@ -104,7 +104,7 @@ func (r *mpiOperatorResource) Update(ctx context.Context, req resource.UpdateReq
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...) // timeout or remove_crds only
 		return
 	}
-	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m)...); resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, "")...); resp.Diagnostics.HasError() {
 		return
 	}
 	s := r.set(ctx, m.Namespace.ValueString())

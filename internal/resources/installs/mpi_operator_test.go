@@ -169,12 +169,15 @@ func ruleCount(env *testenv.Env, want int) resource.TestCheckFunc {
 // install (CRD Established, the Deployment's pod run as the real operator),
 // an MPIJob through it gets its launcher and workers; drift of the
 // Deployment, the RBAC and the CRD, and a deleted Deployment, planned and
-// put back; import; destroy keeps the CRD (and the MPIJob) by default and
-// removes everything else.
+// put back; import; another namespace (a replacement, the operator running
+// there); destroy keeps the CRD (and the MPIJob) by default and removes
+// everything else.
 func TestAccMPIOperator(t *testing.T) {
 	env := acctest.Env(t)
 	addr := "aiplatform_mpi_operator.this"
 	cfg := acctest.Provider(env) + mpiOperatorBlock(t, "this", "")
+	movedCfg := acctest.Provider(env) + mpiOperatorBlock(t, "this", `  namespace = "mpi-jobs"`)
+	movedDeployment := object("apps", "v1", "deployments", "mpi-jobs", "mpi-operator")
 	var rules int
 	t.Cleanup(func() { removeMPIJobCRD(t, env) })
 	resource.Test(t, resource.TestCase{
@@ -256,8 +259,33 @@ func TestAccMPIOperator(t *testing.T) {
 				ResourceName: addr, ImportState: true, ImportStateId: "mpi-operator", ImportStateVerify: true,
 				ImportStateVerifyIgnore: []string{"timeout"},
 			},
+			{
+				// Another namespace replaces the install: the file's
+				// namespace is rewritten wherever the operator reads it, and
+				// the operator runs there (the old one is removed first).
+				// (No wait for :8080: this test's operator holds it until the
+				// replacement removes it.)
+				Config: movedCfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionDestroyBeforeCreate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "id", "mpi-jobs"),
+					mpiDeployment.Gone(env), mpiNamespace.Gone(env),
+					movedDeployment.Equal(env, 1, "status", "readyReplicas"),
+					movedDeployment.Equal(env, "--lock-namespace=mpi-jobs", "spec", "template", "spec", "containers", "0", "args", "1"),
+					mpiBinding.Equal(env, "mpi-jobs", "subjects", "0", "namespace"),
+					object("", "v1", "serviceaccounts", "mpi-jobs", "mpi-operator").Equal(env, "mpi-operator", "metadata", "name"),
+				),
+			},
+			{
+				ResourceName: addr, ImportState: true, ImportStateId: "mpi-jobs", ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"timeout"},
+			},
 		},
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
+			movedDeployment.Gone(env), object("", "v1", "namespaces", "", "mpi-jobs").Gone(env),
 			mpiDeployment.Gone(env), mpiNamespace.Gone(env), mpiRole.Gone(env), mpiBinding.Gone(env), mpiRecord.Gone(env),
 			// remove_crds = false: the CRD, and the MPIJob, stay.
 			crdEstablished(env), mpiJobPi.Equal(env, "pi", "metadata", "name"),

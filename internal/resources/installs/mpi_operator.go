@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -230,9 +231,18 @@ func (r *mpiOperatorResource) ModifyPlan(ctx context.Context, req resource.Modif
 		m.Image = types.StringValue(out.Image)
 	}
 	if r.client != nil && m.known() {
-		var replaces types.String // the install a changed namespace replaces
+		// The install a changed namespace replaces. Terraform plans a
+		// replacement twice, the second time as a create without the prior
+		// state, so the first plan remembers it for the second.
+		key := replacement{r.client, m.Namespace.ValueString()}
+		var replaces types.String
 		if !req.State.Raw.IsNull() {
 			resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("namespace"), &replaces)...)
+			if replaces.ValueString() != key.namespace {
+				replacements.Store(key, replaces.ValueString())
+			}
+		} else if old, ok := replacements.Load(key); ok {
+			replaces = types.StringValue(old.(string))
 		}
 		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, replaces.ValueString())...); resp.Diagnostics.HasError() {
 			return
@@ -253,6 +263,17 @@ func (r *mpiOperatorResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 }
+
+// replacement is a planned install's namespace in one provider run (its
+// client).
+type replacement struct {
+	client    *kube.Client
+	namespace string
+}
+
+// replacements maps a replacement to the namespace of the install it
+// replaces.
+var replacements sync.Map
 
 // sameInstall says whether the plan applies what the state says is applied.
 func sameInstall(plan, prior *mpiOperatorModel) bool {

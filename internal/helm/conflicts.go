@@ -39,6 +39,9 @@ type Install struct {
 	// Found says how an install found in the cluster was found ("ConfigMap
 	// kueue-manager-config"); empty for a planned one.
 	Found string
+	// Replaces is the ID of the live install a planned one replaces (its
+	// namespace changed), which the rules do not hold against it.
+	Replaces string
 }
 
 // ID is the release's "namespace/name".
@@ -67,6 +70,7 @@ var rules = []Rule{
 	oneJobSet,
 	oneTrainer,
 }
+var rules = []Rule{kueueVolcano, mpiJobControllers}
 
 // CheckConflicts records in as planned in the run of c and returns the first
 // conflict of the rules that judge its chart (nil when there is none).

@@ -43,6 +43,7 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_lws_group":        "applied by internal/resources/serving (TestAccLWSGroupExamples), whose cluster runs the LWS controller",
 	"aiplatform_checkpoint_store": "applied by internal/resources/training (TestAccCheckpointStoreExample), which creates the example's namespace",
 	"aiplatform_nccl_check":       "planned by internal/resources/training (TestAccNCCLCheckExample): a check runs through the MPI Operator and cannot be imported (its result lives only in state)",
+	"aiplatform_training_runtime": "applied by internal/resources/training (TestAccTrainingRuntimeExample), whose cluster runs Trainer, JobSet and Kueue and has the example's namespace",
 }
 
 func TestAccResourceExamples(t *testing.T) {

@@ -173,6 +173,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		serving.NewLWSGroup,
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,
+		training.NewTrainingRuntime,
 	}
 }
 

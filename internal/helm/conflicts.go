@@ -61,7 +61,12 @@ type Rule struct {
 }
 
 // rules are every conflict rule, in the order they are checked.
-var rules = []Rule{kueueVolcano}
+var rules = []Rule{
+	kueueVolcano,
+	trainerNeedsJobSet,
+	oneJobSet,
+	oneTrainer,
+}
 
 // CheckConflicts records in as planned in the run of c and returns the first
 // conflict of the rules that judge its chart (nil when there is none).

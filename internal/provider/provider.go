@@ -168,6 +168,8 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewVolcano,
 		installs.NewKubeRayOperator,
 		installs.NewLWSController,
+		installs.NewJobSetController,
+		installs.NewTrainer,
 		volcano.NewQueue,
 		serving.NewRayCluster,
 		serving.NewLWSGroup,

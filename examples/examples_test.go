@@ -39,6 +39,7 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_volcano_queue":    "applied by internal/resources/installs (TestAccInstallExamples) after the stand-in Volcano chart",
 	"aiplatform_kuberay_operator": "applied by internal/resources/installs (TestAccKubeRayOperatorExample) with the stand-in KubeRay chart",
 	"aiplatform_lws_controller":   "applied by internal/resources/installs (TestAccLWSControllerExample) with LWS's chart from the module cache",
+	"aiplatform_mpi_operator":     "applied by internal/resources/installs (TestAccInstallExamples) with the manifest file from the module cache (the GitHub URL is not reachable offline)",
 	"aiplatform_ray_cluster":      "applied by internal/resources/serving (TestAccRayClusterExamples), whose cluster runs the KubeRay operator",
 	"aiplatform_lws_group":        "applied by internal/resources/serving (TestAccLWSGroupExamples), whose cluster runs the LWS controller",
 	"aiplatform_checkpoint_store": "applied by internal/resources/training (TestAccCheckpointStoreExample), which creates the example's namespace",

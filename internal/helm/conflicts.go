@@ -66,6 +66,7 @@ var rules = []Rule{
 	trainerNeedsJobSet,
 	oneJobSet,
 	oneTrainer,
+	mpiJobControllers,
 }
 
 // CheckConflicts records in as planned in the run of c and returns the first

@@ -170,6 +170,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewLWSController,
 		installs.NewJobSetController,
 		installs.NewTrainer,
+		installs.NewMPIOperator,
 		volcano.NewQueue,
 		serving.NewRayCluster,
 		serving.NewLWSGroup,

@@ -218,6 +218,7 @@ var coveredElsewhere = map[string]string{
 	// (internal/helm); no hand edit of the stand-in chart is tested yet.
 	"aiplatform_volcano":          "internal/helm drift, exercised through aiplatform_kueue (TestAccKueue)",
 	"aiplatform_kuberay_operator": "internal/resources/installs TestAccKubeRayOperator: operator Deployment scaled by hand, drift planned, repaired",
+	"aiplatform_mpi_operator":     "internal/resources/installs TestAccMPIOperator: Deployment scaled, ClusterRole and CRD edited, Deployment deleted by hand; drift planned, repaired, empty plan",
 	"aiplatform_lws_controller":   "internal/resources/installs TestAccLWSController: controller Deployment scaled by hand, drift planned, repaired",
 	// A check leaves no object behind (its MPIJob is deleted once the log is
 	// read): what can change out of band is the pool it ran on.

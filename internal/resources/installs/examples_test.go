@@ -80,6 +80,20 @@ func TestAccInstallExamples(t *testing.T) {
 		})
 	})
 
+	t.Run("aiplatform_mpi_operator", func(t *testing.T) {
+		cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_mpi_operator/resource.tf"), "aiplatform_mpi_operator",
+			fmt.Sprintf("  manifests = { path = %q }\n  remove_crds = true", mpiOperatorFile(t)))
+		addr, id := importOf(t, "aiplatform_mpi_operator")
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.Factories,
+			Steps: []resource.TestStep{
+				{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"remove_crds"}},
+			},
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(mpiDeployment.Gone(env), mpiNamespace.Gone(env), mpiCRD.Gone(env)),
+		})
+	})
+
 	t.Run("aiplatform_volcano_queue", func(t *testing.T) {
 		base := acctest.Provider(env) + volcanoBlock(t, "")
 		cfg := base + strings.Replace(example(t, "resources/aiplatform_volcano_queue/resource.tf"),

@@ -1,0 +1,271 @@
+package installs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/manifests"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
+)
+
+// aiplatform_mpi_operator: the MPI Operator from its release's manifest file
+// (no chart), installed, checked for drift and removed by internal/manifests
+// with the semantics of the chart installs of release.go. This file is the
+// schema, the model and the plan; mpi_operator_apply.go the CRUD.
+
+type mpiOperatorModel struct {
+	ID         types.String    `tfsdk:"id"`
+	Namespace  types.String    `tfsdk:"namespace"`
+	Version    types.String    `tfsdk:"version"`
+	Manifests  *manifestsModel `tfsdk:"manifests"`
+	Image      types.String    `tfsdk:"image"`
+	Timeout    types.String    `tfsdk:"timeout"`
+	RemoveCRDs types.Bool      `tfsdk:"remove_crds"`
+	Drift      types.List      `tfsdk:"drift"`
+}
+
+type manifestsModel struct {
+	URL  types.String `tfsdk:"url"`
+	Path types.String `tfsdk:"path"`
+}
+
+type mpiOperatorResource struct {
+	client *kube.Client
+}
+
+// NewMPIOperator is aiplatform_mpi_operator.
+func NewMPIOperator() resource.Resource { return &mpiOperatorResource{} }
+
+var (
+	_ resource.ResourceWithConfigure      = (*mpiOperatorResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*mpiOperatorResource)(nil)
+	_ resource.ResourceWithImportState    = (*mpiOperatorResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*mpiOperatorResource)(nil)
+)
+
+func (r *mpiOperatorResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_mpi_operator"
+}
+
+func (r *mpiOperatorResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "The Kubeflow MPI Operator (`MPIJob`, `kubeflow.org/v2beta1`), installed from its release's manifest file " +
+			"`deploy/v2beta1/mpi-operator.yaml` — the Namespace, the CRD `mpijobs.kubeflow.org`, RBAC and the operator's Deployment; " +
+			"upstream ships no chart — by server-side apply with the provider's field manager. Install and upgrade are atomic like " +
+			"the chart installs': Namespaces and the CRD first, then the rest, then a wait until the CRD is Established and the " +
+			"Deployment available; a failed install is removed, a failed upgrade applies the previous objects again. What was applied " +
+			"is recorded in the Secret `aiplatform.manifests.mpi-operator` in the namespace (as Helm records a release), so refresh, " +
+			"import and destroy work from the cluster. Every refresh compares each applied object with the live cluster (`drift`).\n\n" +
+			"**One per cluster**: the CRD, ClusterRoles and ClusterRoleBinding have fixed names, and two controllers of MPIJobs each " +
+			"create a launcher per job. The plan fails when another MPI Operator (a Deployment `mpi-operator` in another namespace, or a " +
+			"second `aiplatform_mpi_operator` in the configuration) or a Kubeflow training-operator v1 with its MPIJob controller on " +
+			"(Deployment `training-operator` without `--enable-scheme`, or with `--enable-scheme=mpijob`) is present, naming both.\n\n" +
+			"The default source is the release's file on GitHub (`https://raw.githubusercontent.com/kubeflow/mpi-operator/<version>/deploy/v2beta1/mpi-operator.yaml`); " +
+			"a cluster whose Terraform host has no route there sets `manifests = { path = … }` to a local copy, e.g. the file in the Go " +
+			"module cache (`go mod download -json github.com/kubeflow/mpi-operator@v0.8.0` prints its `Dir`), which is what the provider's " +
+			"tests use: the URL itself was not reached by them (they run offline). An operator installed before with `kubectl apply` is " +
+			"taken over by the first apply (its objects are applied with force); one installed by this resource is imported by its namespace.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "The namespace; also the import ID.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(manifests.MPIOperatorNamespace),
+				MarkdownDescription: "Namespace of the operator, created by the install (and deleted by destroy unless it existed before). " +
+					"The file fixes `mpi-operator`; another name is written into the Namespace object, the ServiceAccount, the " +
+					"ClusterRoleBinding's subject, the Deployment and the operator's `--lock-namespace` flag. Default `\"mpi-operator\"`. " +
+					"Changing it replaces the install.",
+				Validators:    []validator.String{validators.DNSLabel()},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+			"version": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(manifests.MPIOperatorVersion),
+				MarkdownDescription: "Release of the MPI Operator (a tag of github.com/kubeflow/mpi-operator). The file's operator image " +
+					"tag must be this version. Changing it upgrades the install. Default `\"" + manifests.MPIOperatorVersion + "\"`.",
+				Validators: []validator.String{nonEmpty{}}},
+			"manifests": schema.SingleNestedAttribute{Optional: true,
+				MarkdownDescription: "Where the manifest file comes from: `url`, or `path`, a local file. Default: the release's file on GitHub for `version`.",
+				Attributes: map[string]schema.Attribute{
+					"url":  schema.StringAttribute{Optional: true, MarkdownDescription: "URL of the file (`https://…`).", Validators: []validator.String{nonEmpty{}}},
+					"path": schema.StringAttribute{Optional: true, MarkdownDescription: "Local file, e.g. `deploy/v2beta1/mpi-operator.yaml` of the module in the Go module cache.", Validators: []validator.String{nonEmpty{}}},
+				}},
+			"image": schema.StringAttribute{Optional: true, Computed: true,
+				MarkdownDescription: "Image of the operator's container, e.g. a mirror of `mpioperator/mpi-operator:0.8.0`. Default: the file's image.",
+				Validators:          []validator.String{nonEmpty{}}},
+			"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultTimeout.String()),
+				MarkdownDescription: "Longest an install, upgrade or uninstall may take, including the wait until every object is ready (Go duration). Default `\"10m0s\"`.",
+				Validators:          []validator.String{validators.Duration(0, 0)}},
+			"remove_crds": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Delete the CRD `mpijobs.kubeflow.org` — and with it every MPIJob — on destroy. Default `false`: the CRD stays."},
+			"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
+				MarkdownDescription: "Fields of the applied objects that differ in the cluster from what was applied, as " +
+					"`Kind/namespace/name: field live → applied` (or `: deleted from the cluster`), computed at every refresh by a dry-run " +
+					"server-side apply of each object. Any drift plans an update that applies the objects again; the plan shows it as `drift` becoming `[]`."},
+		},
+	}
+}
+
+func (r *mpiOperatorResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if c, ok := req.ProviderData.(*kube.Client); ok {
+		r.client = c
+	}
+}
+
+func (r *mpiOperatorResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m mpiOperatorModel
+	if d := req.Config.Get(ctx, &m); d.HasError() {
+		return
+	}
+	if s := m.Manifests; s != nil {
+		switch {
+		case !s.URL.IsNull() && !s.Path.IsNull():
+			resp.Diagnostics.AddAttributeError(path.Root("manifests"), "Conflicting manifest source", "manifests: set either url or path, not both.")
+		case s.URL.IsNull() && s.Path.IsNull():
+			resp.Diagnostics.AddAttributeError(path.Root("manifests"), "Empty manifest source",
+				"manifests: set url or path (or leave manifests out for the release's file on GitHub).")
+		case !s.URL.IsNull() && !s.URL.IsUnknown() && !strings.HasPrefix(s.URL.ValueString(), "https://") && !strings.HasPrefix(s.URL.ValueString(), "http://"):
+			resp.Diagnostics.AddAttributeError(path.Root("manifests").AtName("url"), "Invalid manifests URL",
+				fmt.Sprintf("manifests.url %q is not an http(s) URL (for a local file set manifests.path).", s.URL.ValueString()))
+		}
+	}
+	if !m.Image.IsNull() && !m.Image.IsUnknown() {
+		if img := m.Image.ValueString(); strings.ContainsAny(img, " \t\n") || strings.HasSuffix(img, ":") || strings.HasPrefix(img, "-") {
+			resp.Diagnostics.AddAttributeError(path.Root("image"), "Invalid image", fmt.Sprintf("image %q is not an image reference", img))
+		}
+	}
+	if !m.Version.IsNull() && !m.Version.IsUnknown() && m.Version.ValueString() != "" {
+		if errs := validation.IsValidLabelValue(m.Version.ValueString()); len(errs) > 0 || !strings.HasPrefix(m.Version.ValueString(), "v") {
+			resp.Diagnostics.AddAttributeError(path.Root("version"), "Invalid version",
+				fmt.Sprintf("version %q is not a release tag of the MPI Operator such as %q", m.Version.ValueString(), manifests.MPIOperatorVersion))
+		}
+	}
+}
+
+// source is where m's manifest file comes from.
+func (m *mpiOperatorModel) source() manifests.Source {
+	if s := m.Manifests; s != nil {
+		if !s.Path.IsNull() {
+			return manifests.Source{Path: s.Path.ValueString()}
+		}
+		if !s.URL.IsNull() {
+			return manifests.Source{URL: s.URL.ValueString()}
+		}
+	}
+	return manifests.Source{URL: manifests.MPIOperatorURL(m.Version.ValueString())}
+}
+
+// sourcePath is the attribute a problem with the source is reported at.
+func (m *mpiOperatorModel) sourcePath() path.Path {
+	if s := m.Manifests; s != nil {
+		if !s.Path.IsNull() {
+			return path.Root("manifests").AtName("path")
+		}
+		return path.Root("manifests").AtName("url")
+	}
+	return path.Root("version")
+}
+
+// render reads and renders m's manifest file. image is the configured
+// image ("" for the file's).
+func (m *mpiOperatorModel) render(ctx context.Context, image string) (manifests.Rendered, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	src := m.source()
+	data, err := manifests.Load(ctx, src)
+	if err != nil {
+		diags.AddAttributeError(m.sourcePath(), "Cannot read the MPI Operator's manifests", fmt.Sprintf("%s: %v", src, err))
+		return manifests.Rendered{}, diags
+	}
+	parsed, err := manifests.Parse(data)
+	if err != nil {
+		diags.AddAttributeError(m.sourcePath(), "Invalid MPI Operator manifests", fmt.Sprintf("%s: %v", src, err))
+		return manifests.Rendered{}, diags
+	}
+	out, err := manifests.RenderMPIOperator(parsed, m.Version.ValueString(), manifests.MPIOperatorOptions{Namespace: m.Namespace.ValueString(), Image: image})
+	if err != nil {
+		diags.AddAttributeError(m.sourcePath(), "Not the MPI Operator's manifests of this version", fmt.Sprintf("%s: %v", src, err))
+	}
+	return out, diags
+}
+
+func (m *mpiOperatorModel) known() bool {
+	if m.Namespace.IsUnknown() || m.Version.IsUnknown() || m.Image.IsUnknown() {
+		return false
+	}
+	return m.Manifests == nil || (!m.Manifests.URL.IsUnknown() && !m.Manifests.Path.IsUnknown())
+}
+
+func (r *mpiOperatorResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var m mpiOperatorModel
+	if d := req.Plan.Get(ctx, &m); d.HasError() {
+		return
+	}
+	var cfgImage types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("image"), &cfgImage)...)
+	if !m.Namespace.IsUnknown() {
+		m.ID = types.StringValue(m.Namespace.ValueString())
+	}
+	if cfgImage.IsNull() {
+		m.Image = types.StringUnknown()
+	}
+	if m.known() && !cfgImage.IsUnknown() {
+		out, diags := m.render(ctx, cfgImage.ValueString())
+		if resp.Diagnostics.Append(diags...); diags.HasError() {
+			return
+		}
+		m.Image = types.StringValue(out.Image)
+	}
+	if r.client != nil && m.known() {
+		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m)...); resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	if req.State.Raw.IsNull() {
+		m.Drift = emptyList()
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+		return
+	}
+	var prior mpiOperatorModel
+	if resp.Diagnostics.Append(req.State.Get(ctx, &prior)...); resp.Diagnostics.HasError() {
+		return
+	}
+	m.Drift = prior.Drift
+	if len(prior.Drift.Elements()) > 0 || !sameInstall(&m, &prior) {
+		m.Drift = emptyList()
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+}
+
+// sameInstall says whether the plan applies what the state says is applied.
+func sameInstall(plan, prior *mpiOperatorModel) bool {
+	return plan.Version.Equal(prior.Version) && plan.Image.Equal(prior.Image) && plan.source() == prior.source()
+}
+
+// checkConflicts runs the conflict rules (helm.CheckConflicts) for the
+// install as m plans it, at plan and at apply time. r.client is set.
+func (r *mpiOperatorResource) checkConflicts(ctx context.Context, m *mpiOperatorModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	conflict, err := helm.CheckConflicts(ctx, r.client, helm.Install{
+		Chart: helm.MPIOperator, Namespace: m.Namespace.ValueString(), Name: manifests.MPIOperatorName,
+	})
+	switch {
+	case err != nil:
+		diags.AddError("Cannot check the MPI Operator against the cluster", err.Error())
+	case conflict != nil:
+		diags.AddError(conflict.Summary, conflict.Detail)
+	}
+	return diags
+}

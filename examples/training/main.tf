@@ -208,7 +208,7 @@ resource "aiplatform_training_runtime" "torch" {
     memory = "128Gi"
   }
 
-  node_selector = aiplatform_gpu_node_pool.train.labels
+  node_selector = aiplatform_gpu_node_pool.train.selector
   tolerations   = [local.gpu_toleration]
 
   gang = {

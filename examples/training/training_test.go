@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,8 +65,12 @@ func TestAccTrainingExample(t *testing.T) {
 	start := time.Now()
 	w := acctest.NewWorkspace(t, env, ".")
 	w.Env = append(w.Env, "TF_VAR_install_controllers=false")
-	if _, err := w.Run("apply", "-auto-approve"); err != nil {
+	out, err := w.Run("apply", "-auto-approve")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(out, "Warning:") {
+		t.Logf("the apply warned:\n%s", out[strings.Index(out, "Warning:"):])
 	}
 	t.Logf("TIMING: terraform apply of examples/training took %s", time.Since(start).Round(100*time.Millisecond))
 	if code, out := w.PlanExitCode(); code != 0 {
@@ -73,10 +78,10 @@ func TestAccTrainingExample(t *testing.T) {
 	}
 	clusterQueuesActive(t, env)
 
-	out := outputs(t, w.Dir())
-	runtime, _ := out["runtime"].(map[string]any)
+	outs := outputs(t, w.Dir())
+	runtime, _ := outs["runtime"].(map[string]any)
 	name, _ := runtime["name"].(string)
-	claim, _ := out["checkpoint_claim"].(string)
+	claim, _ := outs["checkpoint_claim"].(string)
 	if name == "" || claim == "" || runtime["kind"] != "TrainingRuntime" || runtime["gpus_total"] != float64(16) {
 		t.Fatalf("outputs: runtime %v, checkpoint_claim %q: want a TrainingRuntime of 16 GPUs and a claim", runtime, claim)
 	}

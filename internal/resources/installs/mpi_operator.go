@@ -181,25 +181,26 @@ func (m *mpiOperatorModel) sourcePath() path.Path {
 func (m *mpiOperatorModel) render(ctx context.Context, image string) (manifests.Rendered, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	src := m.source()
+	at := m.sourcePath()
 	data, err := manifests.Load(ctx, src)
 	if err != nil {
-		diags.AddAttributeError(m.sourcePath(), "Cannot read the MPI Operator's manifests", fmt.Sprintf("%s: %v", src, err))
+		diags.AddAttributeError(at, "Cannot read the MPI Operator's manifests", fmt.Sprintf("%s: %v", at, err))
 		return manifests.Rendered{}, diags
 	}
 	parsed, err := manifests.Parse(data)
 	if err != nil {
-		diags.AddAttributeError(m.sourcePath(), "Invalid MPI Operator manifests", fmt.Sprintf("%s: %v", src, err))
+		diags.AddAttributeError(at, "Invalid MPI Operator manifests", fmt.Sprintf("%s: %s: %v", at, src, err))
 		return manifests.Rendered{}, diags
 	}
 	out, err := manifests.RenderMPIOperator(parsed, m.Version.ValueString(), manifests.MPIOperatorOptions{Namespace: m.Namespace.ValueString(), Image: image})
 	if err != nil {
-		diags.AddAttributeError(m.sourcePath(), "Not the MPI Operator's manifests of this version", fmt.Sprintf("%s: %v", src, err))
+		diags.AddAttributeError(at, "Unusable MPI Operator manifests", fmt.Sprintf("%s: %s: %v", at, src, err))
 	}
 	return out, diags
 }
 
 func (m *mpiOperatorModel) known() bool {
-	if m.Namespace.IsUnknown() || m.Version.IsUnknown() || m.Image.IsUnknown() {
+	if m.Namespace.IsUnknown() || m.Version.IsUnknown() {
 		return false
 	}
 	return m.Manifests == nil || (!m.Manifests.URL.IsUnknown() && !m.Manifests.Path.IsUnknown())

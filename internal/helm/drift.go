@@ -30,7 +30,7 @@ func (r *Release) Drift(ctx context.Context, rel *release.Release) (DriftReport,
 		return rep, err
 	}
 	rep.Objects = len(objs)
-	for _, d := range r.Client.Drift(ctx, objs, r.Namespace) {
+	for _, d := range r.Client.Drift(ctx, withoutPlaceholders(objs), r.Namespace) {
 		if d.Err != nil {
 			rep.Unchecked = append(rep.Unchecked, d.Err.Error())
 			continue

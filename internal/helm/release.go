@@ -194,6 +194,7 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 
 // repair server-side applies the objects that still differ from the release.
 func (r *Release) repair(ctx context.Context, objs []*unstructured.Unstructured) error {
+	objs = withoutPlaceholders(objs)
 	var drifted []*unstructured.Unstructured
 	for i, d := range r.Client.Drift(ctx, objs, r.Namespace) {
 		if d.Drifted() {

@@ -10,6 +10,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
@@ -188,5 +189,26 @@ func TestJobSetSources(t *testing.T) {
 	}
 	if judging[Trainer.Product] < 3 || judging[JobSet.Product] < 1 {
 		t.Errorf("rules judging Trainer %d (want 3 or more), JobSet %d (want 1 or more)", judging[Trainer.Product], judging[JobSet.Product])
+	}
+}
+
+// A Secret's data keys rendered empty are left to the controller that fills
+// them (JobSet's webhook certificates); everything else is compared as is.
+func TestWithoutPlaceholders(t *testing.T) {
+	secret := func(data map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": "jobset-webhook-server-cert"}, "data": data}}
+	}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"a": ""}}}
+	in := []*unstructured.Unstructured{secret(map[string]any{"tls.crt": "", "ca.crt": ""}), secret(map[string]any{"tls.crt": "", "kept": "eA=="}), cm}
+	out := withoutPlaceholders(in)
+	if _, has := out[0].Object["data"]; has {
+		t.Errorf("all-placeholder Secret keeps data: %v", out[0].Object)
+	}
+	if d := out[1].Object["data"].(map[string]any); len(d) != 1 || d["kept"] != "eA==" {
+		t.Errorf("Secret data: %v", d)
+	}
+	if out[2] != cm || len(in[0].Object["data"].(map[string]any)) != 2 {
+		t.Errorf("a ConfigMap was changed, or the input was")
 	}
 }

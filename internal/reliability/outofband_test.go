@@ -220,6 +220,10 @@ var coveredElsewhere = map[string]string{
 	"aiplatform_kuberay_operator": "internal/resources/installs TestAccKubeRayOperator: operator Deployment scaled by hand, drift planned, repaired",
 	"aiplatform_mpi_operator":     "internal/resources/installs TestAccMPIOperator: Deployment scaled, ClusterRole and CRD edited, Deployment deleted by hand; drift planned, repaired, empty plan",
 	"aiplatform_lws_controller":   "internal/resources/installs TestAccLWSController: controller Deployment scaled by hand, drift planned, repaired",
+
+	// Training controllers.
+	"aiplatform_jobset_controller": "internal/resources/installs TestAccJobSetController: controller Deployment scaled by hand, drift planned, repaired",
+	"aiplatform_trainer":           "internal/resources/installs TestAccTrainer: manager configuration edited, a default runtime deleted and another edited by hand, drift planned, repaired",
 	// A check leaves no object behind (its MPIJob is deleted once the log is
 	// read): what can change out of band is the pool it ran on.
 	"aiplatform_nccl_check": "internal/resources/training TestAccNCCLCheckReplanOnNodeJoin: a node joining or leaving the pool plans a re-run",

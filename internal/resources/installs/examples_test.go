@@ -67,6 +67,41 @@ func TestAccInstallExamples(t *testing.T) {
 		})
 	})
 
+	// JobSet's and Trainer's examples with the charts from the module cache
+	// (the same versions as the registry's), CRDs removed afterwards.
+	jobSet := fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", jobSetChart(t))
+	t.Run("aiplatform_jobset_controller", func(t *testing.T) {
+		cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_jobset_controller/resource.tf"), "aiplatform_jobset_controller", jobSet)
+		addr, id := importOf(t, "aiplatform_jobset_controller")
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.Factories,
+			Steps: []resource.TestStep{
+				{Config: cfg, Check: jobSetDeployment.Equal(env, 1, "status", "readyReplicas"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: ignore},
+			},
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(jobSetDeployment.Gone(env), jobSetCRD.Gone(env)),
+		})
+	})
+
+	t.Run("aiplatform_trainer", func(t *testing.T) {
+		tf := withChart(t, example(t, "resources/aiplatform_trainer/resource.tf"), "aiplatform_jobset_controller", jobSet)
+		tf = withChart(t, tf, "aiplatform_trainer", fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", trainerChart(t)))
+		cfg := acctest.Provider(env) + tf
+		addr, id := importOf(t, "aiplatform_trainer")
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.Factories,
+			Steps: []resource.TestStep{
+				{Config: cfg, Check: resource.ComposeAggregateTestCheckFunc(
+					trainerDeployment.Equal(env, 1, "status", "readyReplicas"),
+					torchRuntime.Check(env, labelled("trainer.kubeflow.org/managed-by", "runtimes-installer")),
+				), ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: ignore},
+			},
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(trainerDeployment.Gone(env), torchRuntime.Gone(env), trainerCRD.Gone(env), jobSetCRD.Gone(env)),
+		})
+	})
+
 	volcano := fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", volcanoChart(t))
 	t.Run("aiplatform_volcano", func(t *testing.T) {
 		cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_volcano/resource.tf"), "aiplatform_volcano", volcano)

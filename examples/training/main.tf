@@ -211,6 +211,9 @@ resource "aiplatform_training_runtime" "torch" {
   node_selector = aiplatform_gpu_node_pool.train.selector
   tolerations   = [local.gpu_toleration]
 
+  # Kueue admits the TrainJob's pods together; the plan checks 16 GPUs
+  # against the queue's quota (on a cluster that already runs Kueue, the
+  # first apply warns "LocalQueue not found": it is created by the same apply).
   gang = {
     kueue_queue = aiplatform_local_queue.training.name
   }

@@ -69,6 +69,7 @@ var rules = []Rule{
 	trainerNeedsJobSet,
 	oneJobSet,
 	oneTrainer,
+	mpiJobControllers,
 }
 var rules = []Rule{kueueVolcano, mpiJobControllers}
 

@@ -47,6 +47,10 @@ var appliedElsewhere = map[string]string{
 	// Training controllers.
 	"aiplatform_jobset_controller": "applied by internal/resources/installs (TestAccInstallExamples) with JobSet's chart from the module cache",
 	"aiplatform_trainer":           "applied by internal/resources/installs (TestAccInstallExamples) with Trainer's and JobSet's charts from the module cache",
+
+	// MultiKueue: a manager and a worker cluster.
+	"aiplatform_multikueue_cluster": "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",
+	"aiplatform_multikueue_config":  "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",
 }
 
 func TestAccResourceExamples(t *testing.T) {

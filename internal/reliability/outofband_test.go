@@ -250,6 +250,9 @@ var coveredElsewhere = map[string]string{
 	// Kueue makes a Topology's levels immutable: the only edit by hand is
 	// delete and create again.
 	"aiplatform_topology": "internal/resources/kueue TestAccTopology: recreated by hand with other levels (replace planned and applied), deleted by hand (recreated)",
+	// MultiKueue needs a worker cluster (and the Kueue manager, for Active).
+	"aiplatform_multikueue_cluster": "internal/resources/kueue/multikueue TestAccMultiKueueClusterLifecycle: kubeconfig Secret location edited, the Secret's kubeconfig changed and the Secret deleted by hand (update planned, repaired), the object deleted by hand (recreated)",
+	"aiplatform_multikueue_config":  "internal/resources/kueue/multikueue TestAccMultiKueueClusterLifecycle: clusters edited by hand (update planned, repaired), deleted by hand (recreated)",
 }
 
 // Every resource type, edited by hand and then deleted by hand: each time the

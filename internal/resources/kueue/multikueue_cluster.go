@@ -31,9 +31,8 @@ const (
 	// secretClusterLabel marks a Secret the provider wrote for a
 	// MultiKueueCluster; only such a Secret is deleted with it.
 	secretClusterLabel = "aiplatform.dev/multikueue-cluster"
-	// activeWait bounds how long an apply waits for Kueue's verdict on the
-	// worker (the Active condition); without a verdict the apply still
-	// succeeds and active stays null.
+	// activeWait bounds how long an apply waits for Kueue to report the
+	// worker Active; after it the apply succeeds with a warning.
 	activeWait = 30 * time.Second
 )
 
@@ -90,8 +89,8 @@ func NewMultiKueueCluster() resource.Resource {
 			"LocalQueues) — MultiKueue creates each workload's copy in the worker under the same queue name, and " +
 			"without those queues it waits there forever. What is missing is a **warning**, not an error: the worker's " +
 			"queues are often created in the same apply (through another provider configuration) or by another team, " +
-			"after this plan. The apply waits up to 30 s for Kueue's verdict on the worker, its Active condition, read " +
-			"into `active` and `active_message`.",
+			"after this plan. The apply waits up to 30 s for Kueue to report the worker Active (its Active condition, read " +
+			"into `active` and `active_message`), and warns when it does not.",
 		Attributes: map[string]schema.Attribute{
 			"kubeconfig_secret": schema.StringAttribute{
 				Required: true,
@@ -110,7 +109,8 @@ func NewMultiKueueCluster() resource.Resource {
 				MarkdownDescription: "The worker's kubeconfig (YAML), write-only: the provider stores it in the Secret " +
 					"`kubeconfig_secret` (labelled `" + secretClusterLabel + "`, deleted with this resource) and keeps only " +
 					"its SHA-256 in state; a different kubeconfig, or a Secret edited or deleted out of band, plans an " +
-					"update. Kueue's rules are checked at plan: TLS verified with `certificate-authority-data` (no CA file, " +
+					"update (a kubeconfig another field manager wrote into the Secret is taken back only with the provider's " +
+					"`force_conflicts`, like any field). Kueue's rules are checked at plan: TLS verified with `certificate-authority-data` (no CA file, " +
 					"no `insecure-skip-tls-verify`), a server URL, credentials inline (a token or client certificate data: " +
 					"no token or certificate files, no basic auth, no exec or auth-provider plugins).",
 			},
@@ -156,7 +156,9 @@ func readMultiKueueCluster(live map[string]any, m *multiKueueClusterModel) {
 	}
 }
 
-// waitActive waits for Kueue's Active condition on the applied cluster.
+// waitActive waits, up to activeWait, until Kueue reports the applied
+// cluster Active, judging this generation of it; after that it takes the
+// verdict as it is (none, or not active: a warning with Kueue's reason).
 func waitActive(ctx context.Context, c *kube.Client, m *multiKueueClusterModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	deadline := time.Now().Add(activeWait)
@@ -166,7 +168,7 @@ func waitActive(ctx context.Context, c *kube.Client, m *multiKueueClusterModel) 
 			return diags
 		}
 		readMultiKueueCluster(live.Object, m)
-		if !m.Active.IsNull() || time.Now().After(deadline) {
+		if activeNow(live.Object) || time.Now().After(deadline) {
 			break
 		}
 		select {
@@ -180,6 +182,18 @@ func waitActive(ctx context.Context, c *kube.Client, m *multiKueueClusterModel) 
 			fmt.Sprintf("Kueue cannot use MultiKueueCluster %s: %s", m.Name.ValueString(), m.ActiveMessage.ValueString()))
 	}
 	return diags
+}
+
+// activeNow tells whether the live cluster's Active condition is True and
+// was observed at its current generation.
+func activeNow(live map[string]any) bool {
+	gen := object.Int64(object.Field(live, "metadata", "generation"))
+	for _, c := range object.Items(live, "status", "conditions") {
+		if c["type"] == "Active" {
+			return c["status"] == "True" && object.Int64(c["observedGeneration"]).ValueInt64() >= gen.ValueInt64()
+		}
+	}
+	return false
 }
 
 func (r *multiKueueCluster) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -201,6 +215,14 @@ func (r *multiKueueCluster) Update(ctx context.Context, req resource.UpdateReque
 	}
 	r.clusterObject.Update(ctx, req, resp)
 	r.recordHash(ctx, &resp.State, &resp.Diagnostics)
+	var prior, now multiKueueClusterModel
+	if resp.Diagnostics.HasError() || req.State.Get(ctx, &prior).HasError() || resp.State.Get(ctx, &now).HasError() {
+		return
+	}
+	if prior.secretRef() != now.secretRef() {
+		// Moved to another Secret: the one this resource wrote goes.
+		resp.Diagnostics.Append(r.deleteOwnSecret(ctx, prior)...)
+	}
 }
 
 func (r *multiKueueCluster) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -217,15 +239,22 @@ func (r *multiKueueCluster) Delete(ctx context.Context, req resource.DeleteReque
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
-	// Only the Secret this resource wrote goes with it.
+	resp.Diagnostics.Append(r.deleteOwnSecret(ctx, m)...)
+}
+
+// deleteOwnSecret deletes m's Secret if this resource wrote it (its label
+// names the cluster); a Secret managed elsewhere stays.
+func (r *multiKueueCluster) deleteOwnSecret(ctx context.Context, m multiKueueClusterModel) diag.Diagnostics {
+	var diags diag.Diagnostics
 	ref := m.secretRef()
 	labels, found, err := r.client.SecretLabels(ctx, ref)
 	if err == nil && found && labels[secretClusterLabel] == m.Name.ValueString() {
 		err = r.client.DeleteSecret(ctx, ref)
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Deleting the kubeconfig Secret "+ref.String()+" failed", err.Error())
+		diags.AddError("Deleting the kubeconfig Secret "+ref.String()+" failed", err.Error())
 	}
+	return diags
 }
 
 // writeSecret stores the configured kubeconfig in the Secret when the live

@@ -34,14 +34,18 @@ func (r *multiKueueCluster) ModifyPlan(ctx context.Context, req resource.ModifyP
 	if d := resp.Plan.Get(ctx, &plan); d.HasError() {
 		return
 	}
+	hash := plan.KubeconfigSHA256
 	switch {
 	case cfg.Kubeconfig.IsUnknown():
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("kubeconfig_sha256"), types.StringUnknown())...)
+		hash = types.StringUnknown()
 	case !cfg.Kubeconfig.IsNull():
-		want := sha([]byte(cfg.Kubeconfig.ValueString()))
-		if plan.KubeconfigSHA256.ValueString() != want {
-			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("kubeconfig_sha256"), types.StringValue(want))...)
-		}
+		hash = types.StringValue(sha([]byte(cfg.Kubeconfig.ValueString())))
+	}
+	if !hash.Equal(plan.KubeconfigSHA256) {
+		// The Secret is rewritten: Kueue judges the worker again.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("kubeconfig_sha256"), hash)...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("active"), types.BoolUnknown())...)
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("active_message"), types.StringUnknown())...)
 	}
 	if r.client == nil || !object.Known(plan.Name) || !object.Known(plan.KubeconfigSecret) || !object.Known(plan.KueueNamespace) || cfg.Kubeconfig.IsUnknown() {
 		return

@@ -30,6 +30,9 @@ type multiKueueConfigModel struct {
 	object.ClusterMeta
 	object.LiveChanges
 	Clusters []types.String `tfsdk:"clusters"`
+	// applied is the clusters list being applied (BeforeApply), before the
+	// live object is read back into Clusters.
+	applied []string
 }
 
 // NewMultiKueueConfig is aiplatform_multikueue_config.
@@ -52,7 +55,14 @@ func NewMultiKueueConfig() resource.Resource {
 		Fields: func(m *multiKueueConfigModel) map[string]any {
 			return map[string]any{"spec": map[string]any{"clusters": object.ListOut(m.Clusters)}}
 		},
-		Read:       readMultiKueueConfig,
+		Read: readMultiKueueConfig,
+		BeforeApply: func(_ context.Context, m *multiKueueConfigModel, _ map[string]any, _ func() (map[string]any, error)) (bool, error) {
+			m.applied = nil
+			for _, v := range m.Clusters {
+				m.applied = append(m.applied, v.ValueString())
+			}
+			return false, nil
+		},
 		AfterApply: dropForeignClusters,
 	})
 }
@@ -67,10 +77,8 @@ func readMultiKueueConfig(live map[string]any, m *multiKueueConfigModel) {
 // added by hand would survive the apply that the plan showed removing it.
 func dropForeignClusters(ctx context.Context, c *kube.Client, m *multiKueueConfigModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	var want, has []string
-	for _, v := range m.Clusters {
-		want = append(want, v.ValueString())
-	}
+	want := m.applied
+	var has []string
 	live, found, err := c.Get(ctx, multiKueueConfigKind, m.ObjectRef())
 	if err != nil || !found {
 		return diags
@@ -78,10 +86,10 @@ func dropForeignClusters(ctx context.Context, c *kube.Client, m *multiKueueConfi
 	for _, v := range object.List(live.Object, "spec", "clusters") {
 		has = append(has, fmt.Sprint(v))
 	}
-	if slices.Equal(has, want) {
+	if len(want) == 0 || slices.Equal(has, want) {
 		return diags
 	}
-	out, err := c.MergePatch(ctx, multiKueueConfigKind, m.ObjectRef(), map[string]any{"spec": map[string]any{"clusters": object.ListOut(m.Clusters)}})
+	out, err := c.MergePatch(ctx, multiKueueConfigKind, m.ObjectRef(), map[string]any{"spec": map[string]any{"clusters": want}})
 	if err != nil {
 		diags.AddAttributeError(path.Root("clusters"), "Removing the clusters another field manager added failed", err.Error())
 		return diags

@@ -64,6 +64,12 @@ func runClusters(m *testing.M, opts []Options) (code int) {
 		stop()
 		os.Exit(1)
 	}()
+	if os.Getenv("TESTENV_KUBECONFIG") != "" && len(opts) > 1 {
+		// Every Start would return that one cluster: a manager would be
+		// its own worker.
+		fmt.Fprintf(os.Stderr, "testenv: %d clusters asked for, but TESTENV_KUBECONFIG names one: unset it to run these tests on local clusters\n", len(opts))
+		return 1
+	}
 	for i, o := range opts {
 		env, err := Start(context.Background(), o)
 		if err != nil {

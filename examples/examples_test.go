@@ -51,6 +51,10 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_jobset_controller": "applied by internal/resources/installs (TestAccInstallExamples) with JobSet's chart from the module cache",
 	"aiplatform_trainer":           "applied by internal/resources/installs (TestAccInstallExamples) with Trainer's and JobSet's charts from the module cache",
 	"aiplatform_training_runtime":  "applied by internal/resources/training (TestAccTrainingRuntimeExample), whose cluster runs Trainer, JobSet and Kueue (the namespaced runtime in a namespace of its own)",
+
+	// MultiKueue: a manager and a worker cluster.
+	"aiplatform_multikueue_cluster": "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",
+	"aiplatform_multikueue_config":  "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",
 }
 
 func TestAccResourceExamples(t *testing.T) {

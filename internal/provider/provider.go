@@ -45,6 +45,8 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		kueue.NewTopology,
 		kueue.NewAdmissionCheck,
 		kueue.NewProvisioningRequestConfig,
+		kueue.NewMultiKueueConfig,
+		kueue.NewMultiKueueCluster,
 		modelcache.NewModelCache,
 		installs.NewKueue,
 		installs.NewVolcano,

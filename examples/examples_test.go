@@ -45,7 +45,6 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_ray_service":      "applied by internal/resources/serving (TestAccRayServiceExample), whose cluster runs the KubeRay operator",
 	"aiplatform_checkpoint_store": "applied by internal/resources/training (TestAccCheckpointStoreExample), which creates the example's namespace",
 	"aiplatform_nccl_check":       "planned by internal/resources/training (TestAccNCCLCheckExample): a check runs through the MPI Operator and cannot be imported (its result lives only in state)",
-	"aiplatform_training_runtime": "applied by internal/resources/training (TestAccTrainingRuntimeExample), whose cluster runs Trainer, JobSet and Kueue and has the example's namespace",
 
 	// Training controllers.
 	"aiplatform_jobset_controller": "applied by internal/resources/installs (TestAccInstallExamples) with JobSet's chart from the module cache",

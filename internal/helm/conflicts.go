@@ -71,7 +71,6 @@ var rules = []Rule{
 	oneTrainer,
 	mpiJobControllers,
 }
-var rules = []Rule{kueueVolcano, mpiJobControllers}
 
 // CheckConflicts records in as planned in the run of c and returns the first
 // conflict of the rules that judge its chart (nil when there is none).

@@ -319,3 +319,13 @@ func TestLWSProbesAreTheGroups(t *testing.T) {
 		t.Errorf("diagnostics %v", diags)
 	}
 }
+
+// A group recorded before the probes existed reads readiness_path as null,
+// which differs from the default the configuration plans: the next apply
+// updates it and adds the liveness and readiness probes.
+func TestLWSOldRecordPlansTheProbes(t *testing.T) {
+	s := servingFromRecord(`{"paramsBillion":70,"dtype":"bf16","healthPath":"/health"}`)
+	if s == nil || !s.ReadinessPath.IsNull() || s.HealthPath.ValueString() != "/health" {
+		t.Fatalf("read %+v", s)
+	}
+}

@@ -222,6 +222,23 @@ func TestAccLWSGroup(t *testing.T) {
 					live.Equal(env, nil, "metadata", "labels", "kueue.x-k8s.io/queue-name"),
 				),
 			},
+			{
+				// Scaled to zero by choice (the plan warns with the cold
+				// start): no pods, nothing held; an import reads
+				// allow_scale_to_zero = true from the empty group.
+				Config: lwsConfig(env, "llama", 0, 3, 2, serving, `allow_scale_to_zero = true`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "gpus_total", "0"),
+					resource.TestCheckResourceAttr(addr, "max_concurrency", "0"),
+					resource.TestCheckResourceAttr(addr, "allow_scale_to_zero", "true"),
+					live.Equal(env, 0, "spec", "replicas"),
+					lwsGroupHas(env, "llama", 0, 3, 2, 39),
+				),
+			},
 			{ResourceName: addr, ImportState: true, ImportStateVerify: true, ImportStateId: "default/llama"},
 			{ResourceName: addr, ImportState: true, ImportStateId: "llama", ExpectError: regexp.MustCompile(`expected "namespace/name"`)},
 		},

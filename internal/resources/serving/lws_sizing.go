@@ -62,12 +62,9 @@ func servingFromRecord(s string) *servingModel {
 	if json.Unmarshal([]byte(s), &rec) != nil {
 		return nil // not ours: shows as a diff, rewritten by the next apply
 	}
-	if rec.ReadinessPath == nil {
-		// Recorded before readiness_path existed: its default, which the
-		// next apply writes.
-		p := DefaultReadinessPath
-		rec.ReadinessPath = &p
-	}
+	// A record written before the liveness and readiness probes existed has
+	// no readinessPath: read as null, it differs from the configuration's
+	// default, so the next plan updates the group and adds the probes.
 	return &servingModel{
 		ModelBytes: types.Int64PointerValue(rec.ModelBytes), ParamsBillion: types.Float64PointerValue(rec.ParamsBillion), DType: types.StringPointerValue(rec.DType),
 		KVCacheBytesPerRequest: types.Int64PointerValue(rec.KVCacheBytesPerRequest), KVCacheBytesPerToken: types.Int64PointerValue(rec.KVCacheBytesPerToken),

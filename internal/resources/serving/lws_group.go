@@ -234,17 +234,17 @@ func (m *lwsGroupModel) groupGPUs() (int64, bool) {
 }
 
 func lwsFields(m *lwsGroupModel) map[string]any {
-	var probe map[string]any
+	var probes map[string]any
 	if m.Serving != nil {
-		probe = serverProbes(m)
+		probes = serverProbes(m)
 	}
 	tmpl := map[string]any{"size": m.Size.ValueInt64()}
 	object.Put(tmpl, "restartPolicy", m.RestartPolicy)
 	if m.Leader != nil {
-		tmpl["leaderTemplate"] = templateOut(m.Leader, m.ModelCache, probe)
+		tmpl["leaderTemplate"] = templateOut(m.Leader, m.ModelCache, probes)
 		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
 	} else {
-		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, probe)
+		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, probes)
 	}
 	spec := map[string]any{"replicas": m.Replicas.ValueInt64(), "leaderWorkerTemplate": tmpl}
 	object.Put(spec, "startupPolicy", m.StartupPolicy)

@@ -3,8 +3,21 @@
 # needs (140 GB of weights on 72 GB-usable cards → 2, tensor parallel 2) and
 # whether a replica spans nodes (here not: size 1, no worker pods); the
 # LeaderWorkerSet group takes those numbers, and its plan checks them again
-# against the live nodes (each pod's GPUs fit a node of the pool; the
-# weights ÷ tensor parallel fit a card). See docs/guides/inference-sizing.md.
+# against the live nodes (each pod's GPUs fit a node of the pool) with the
+# same fit rule: weights ÷ tensor parallel + one request's KV cache ÷ tensor
+# parallel + overhead ≤ a card's usable memory. See
+# docs/guides/inference-sizing.md.
+#
+# The overhead is left at the rules' default, 1 GiB per GPU (CUDA context,
+# activations, CUDA graphs), on purpose: it is what vLLM really keeps, and
+# setting it to 0 to get a bigger number would only move the out-of-memory
+# error from the plan to the pods. With it, two cards are just enough: each
+# holds 70 GB of weights + 1.07 GB of overhead of its 72 GB, which leaves
+# (72 − 70 − 1.07) × 2 = 1.85 GB of KV cache per replica — one request of
+# 1 GB, so --max-num-seqs is 1 and the four replicas serve 4 requests at
+# once. For real traffic give a replica more room: fp8 weights, or tensor
+# parallel 4 (the data source's min_gpus is the least that fits, not the
+# best), which holds (72 − 35 − 1.07) × 4 ÷ 1 = 143 requests.
 #
 #   terraform apply -var kubeconfig=PATH
 #   terraform output serving
@@ -90,6 +103,6 @@ output "serving" {
     gpus_per_replica  = local.sizing.min_gpus                      # 2
     replicas_per_node = local.sizing.replicas_per_node             # 4
     gpus_total        = aiplatform_lws_group.llama.gpus_total      # 8
-    max_concurrency   = aiplatform_lws_group.llama.max_concurrency # 4 replicas × 4
+    max_concurrency   = aiplatform_lws_group.llama.max_concurrency # 4 replicas × 1
   }
 }

@@ -1,8 +1,6 @@
 package serving
 
 import (
-	"encoding/json"
-	"fmt"
 	"regexp"
 	"strconv"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
@@ -39,23 +38,27 @@ const (
 	// Defaults of the serving block.
 	DefaultServingPort = 8000
 	DefaultHealthPath  = "/health"
+	// DefaultReadinessPath is the readiness probe's: the OpenAI-compatible
+	// API of vLLM and SGLang answers once the model is loaded.
+	DefaultReadinessPath = "/v1/models"
 )
 
 type lwsGroupModel struct {
 	object.NamespacedMeta
 	object.LiveChanges
-	Replicas       types.Int64       `tfsdk:"replicas"`
-	Size           types.Int64       `tfsdk:"size"`
-	Leader         *podTemplateModel `tfsdk:"leader"`
-	Worker         *podTemplateModel `tfsdk:"worker"`
-	StartupPolicy  types.String      `tfsdk:"startup_policy"`
-	Rollout        *rolloutModel     `tfsdk:"rollout"`
-	RestartPolicy  types.String      `tfsdk:"restart_policy"`
-	QueueName      types.String      `tfsdk:"queue_name"`
-	ModelCache     *modelCacheModel  `tfsdk:"model_cache"`
-	Serving        *servingModel     `tfsdk:"serving"`
-	MaxConcurrency types.Int64       `tfsdk:"max_concurrency"`
-	GPUsTotal      types.Int64       `tfsdk:"gpus_total"`
+	Replicas         types.Int64       `tfsdk:"replicas"`
+	Size             types.Int64       `tfsdk:"size"`
+	Leader           *podTemplateModel `tfsdk:"leader"`
+	Worker           *podTemplateModel `tfsdk:"worker"`
+	StartupPolicy    types.String      `tfsdk:"startup_policy"`
+	Rollout          *rolloutModel     `tfsdk:"rollout"`
+	RestartPolicy    types.String      `tfsdk:"restart_policy"`
+	QueueName        types.String      `tfsdk:"queue_name"`
+	ModelCache       *modelCacheModel  `tfsdk:"model_cache"`
+	Serving          *servingModel     `tfsdk:"serving"`
+	AllowScaleToZero types.Bool        `tfsdk:"allow_scale_to_zero"`
+	MaxConcurrency   types.Int64       `tfsdk:"max_concurrency"`
+	GPUsTotal        types.Int64       `tfsdk:"gpus_total"`
 }
 
 type rolloutModel struct {
@@ -68,11 +71,17 @@ type servingModel struct {
 	ParamsBillion          types.Float64 `tfsdk:"params_billion"`
 	DType                  types.String  `tfsdk:"dtype"`
 	KVCacheBytesPerRequest types.Int64   `tfsdk:"kv_cache_bytes_per_request"`
+	KVCacheBytesPerToken   types.Int64   `tfsdk:"kv_cache_bytes_per_token"`
+	ContextLength          types.Int64   `tfsdk:"context_length"`
+	AttentionHeads         types.Int64   `tfsdk:"attention_heads"`
+	KVHeads                types.Int64   `tfsdk:"kv_heads"`
+	OverheadBytesPerGPU    types.Int64   `tfsdk:"overhead_bytes_per_gpu"`
 	GPUMemory              types.String  `tfsdk:"gpu_memory"`
 	ReserveFraction        types.Float64 `tfsdk:"reserve_fraction"`
 	TensorParallel         types.Int64   `tfsdk:"tensor_parallel"`
 	Port                   types.Int64   `tfsdk:"port"`
 	HealthPath             types.String  `tfsdk:"health_path"`
+	ReadinessPath          types.String  `tfsdk:"readiness_path"`
 }
 
 var (
@@ -90,8 +99,11 @@ func NewLWSGroup() resource.Resource {
 		Kind:     lwsKind,
 		Description: "A LeaderWorkerSet (`leaderworkerset.x-k8s.io/v1`): `replicas` groups of `size` pods — one leader " +
 			"and `size − 1` workers — created, scaled, restarted and rolled out as units, which is what a model " +
-			"sharded over several nodes needs. With `serving`, the plan checks that the weights fit the GPUs " +
-			"(see the guide *Inference sizing*) and the leader gets a startup probe sized to the time it takes to read them.\n\n" +
+			"sharded over several nodes needs. With `serving`, the plan checks that the weights, the KV cache of one request and the " +
+			"per-GPU overhead fit the GPUs, and the tensor parallelism against the model's heads, by the same rules as " +
+			"`data.aiplatform_inference_sizing` (see the guide *Inference sizing*); the leader gets a startup probe sized to the time it " +
+			"takes to read the weights, a liveness probe on the server's own health path that Kubernetes starts only after the startup " +
+			"probe has passed, and a separate readiness probe. `replicas = 0` needs `allow_scale_to_zero`.\n\n" +
 			"`leader` and `worker` are pod templates of the provider's shared model: named containers (the model server first, sidecars after it), " +
 			"requests apart from limits, ports, env from Secrets and ConfigMaps, volumes and mounts, init and sidecar containers, and `pod_template` " +
 			"for anything else a `PodTemplateSpec` can say; `image`, `gpus`, `cpu` and `memory` are a shorthand for a pod of one container. " +
@@ -100,7 +112,11 @@ func NewLWSGroup() resource.Resource {
 			"cannot carry at all (the object's own labels, a subgroup policy), which an apply leaves to the manager that set it.",
 		Attributes: map[string]schema.Attribute{
 			"replicas": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
-				MarkdownDescription: "Number of groups. Default 1.", Validators: []validator.Int64{int64validator.Between(0, 10000)}},
+				MarkdownDescription: "Number of groups. Default 1. `0` needs `allow_scale_to_zero`.", Validators: []validator.Int64{int64validator.Between(0, 10000)}},
+			"allow_scale_to_zero": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Accept `replicas = 0`: no group serves, and the first request after scaling up waits for a cold start " +
+					"(the plan warns with the estimated load time of the weights). Default `false`. Not stored on the object: an import reads `true` " +
+					"when the LeaderWorkerSet has no replicas."},
 			"size": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
 				MarkdownDescription: "Pods per group, the leader included: a replica spanning two nodes has size 2. Default 1.",
 				Validators:          []validator.Int64{int64validator.Between(1, 1024)}},
@@ -129,8 +145,9 @@ func NewLWSGroup() resource.Resource {
 			"model_cache": modelCacheAttribute(),
 			"serving":     servingAttribute(),
 			"max_concurrency": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "Requests all groups hold at once: `replicas` × ⌊(usable GPU memory × `tensor_parallel` − weights) ÷ " +
-					"`kv_cache_bytes_per_request`⌋. Null without `serving.kv_cache_bytes_per_request`."},
+				MarkdownDescription: "Requests at the configured context length all groups hold at once: `replicas` × " +
+					"⌊(usable − ⌈weights ÷ `tensor_parallel`⌉ − overhead) × `tensor_parallel` ÷ one request's KV cache⌋, usable being " +
+					"⌊`gpu_memory` × (1 − `reserve_fraction`)⌋ per GPU. At least `replicas` when the plan passes. Null without a KV cache size."},
 			"gpus_total": schema.Int64Attribute{Computed: true,
 				MarkdownDescription: "GPUs of all groups: `replicas` × (leader GPUs + (`size` − 1) × worker GPUs)."},
 		},
@@ -145,18 +162,35 @@ func NewLWSGroup() resource.Resource {
 func servingAttribute() schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Optional: true,
-		MarkdownDescription: "The model the groups serve. The plan refuses a configuration whose weights ÷ `tensor_parallel` do not fit one GPU " +
-			"after the reserve, whose `tensor_parallel` exceeds the group's GPUs, or whose pods need more GPUs than a node of their pool has; " +
-			"and the leader (the worker template when `leader` is unset) gets a startup probe on `port`/`health_path` that allows " +
-			"(weights ÷ read throughput + 60 s) × 2 to start, and no liveness probe.",
+		MarkdownDescription: "The model the groups serve. The plan refuses a group that does not fit: " +
+			"⌈weights ÷ `tensor_parallel`⌉ + ⌈one request's KV cache ÷ `tensor_parallel`⌉ + `overhead_bytes_per_gpu` must not exceed " +
+			"⌊`gpu_memory` × (1 − `reserve_fraction`)⌋, so that a group serves at least one request at the configured context length; " +
+			"it refuses a `tensor_parallel` that exceeds the group's GPUs or (with `attention_heads`/`kv_heads`) does not divide the heads " +
+			"as vLLM and SGLang require, and pods that need more GPUs than a node of their pool has. " +
+			"The leader's model server (the worker template's when `leader` is unset) gets three probes: a startup probe on " +
+			"`port`/`health_path` that allows (weights ÷ read throughput + 60 s) × 2 to start; a liveness probe on the same path " +
+			"(every 10 s, restart after 3 failures), which Kubernetes runs only once the startup probe has passed, so it never fires " +
+			"while the weights load; and a readiness probe on `readiness_path` (every 5 s). Workers get none.",
 		Attributes: map[string]schema.Attribute{
 			"model_bytes": schema.Int64Attribute{Optional: true, MarkdownDescription: "Size of the weights in bytes, instead of `params_billion` and `dtype`."},
 			"params_billion": schema.Float64Attribute{Optional: true,
 				MarkdownDescription: "Parameters in billions; with `dtype`."},
 			"dtype": schema.StringAttribute{Optional: true,
 				MarkdownDescription: "`fp32`, `fp16`, `bf16`, `fp8`, `int8` or `int4`.", Validators: []validator.String{stringvalidator.OneOf(sizing.DTypes()...)}},
-			"kv_cache_bytes_per_request": schema.Int64Attribute{Optional: true, MarkdownDescription: "KV cache of one request, for `max_concurrency`.",
+			"kv_cache_bytes_per_request": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "KV cache of one request at the context length served, in bytes; or `kv_cache_bytes_per_token` and `context_length`. " +
+					"Without either, only the weights and the overhead are fitted and `max_concurrency` is null.",
 				Validators: []validator.Int64{int64validator.AtLeast(1)}},
+			"kv_cache_bytes_per_token": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "KV cache per token (2 × layers × KV heads × head dim × bytes per element); one request's is this × `context_length`."},
+			"context_length": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "Tokens of one request (the server's `--max-model-len`), with `kv_cache_bytes_per_token`."},
+			"attention_heads": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "The model's attention heads: `tensor_parallel` must divide them."},
+			"kv_heads": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "The model's KV heads: `tensor_parallel` must divide them or be a multiple of them."},
+			"overhead_bytes_per_gpu": schema.Int64Attribute{Optional: true,
+				MarkdownDescription: "Memory per GPU beside weights and KV cache (CUDA context, activations, CUDA graphs). Unset: 1 GiB (1073741824)."},
 			"gpu_memory": schema.StringAttribute{Optional: true, Computed: true,
 				MarkdownDescription: "Memory of one GPU (`\"80Gi\"` = 80 × 2^30 bytes, `\"80G\"` = 80 × 10^9). Default: the smallest " +
 					"`nvidia.com/gpu.memory` label (MiB, as NVIDIA's GPU feature discovery sets it) of the live nodes matching the GPU pods' `node_selector`, as `\"<MiB>Mi\"`."},
@@ -167,7 +201,13 @@ func servingAttribute() schema.SingleNestedAttribute {
 			"port": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(DefaultServingPort),
 				MarkdownDescription: "Port of the model server's health endpoint. Default 8000.", Validators: []validator.Int64{int64validator.Between(1, 65535)}},
 			"health_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultHealthPath),
-				MarkdownDescription: "HTTP path the startup probe polls. Default `/health`.",
+				MarkdownDescription: "HTTP path of the server's own health, which the startup and liveness probes poll. Default `/health` (vLLM, SGLang). " +
+					"Liveness must not depend on anything downstream (a failing dependency would restart every group at once): a path with a query, " +
+					"another host, or a segment such as `ready`, `readyz`, `readiness`, `deps`, `dependencies`, `upstream` or `downstream` is refused; " +
+					"use `readiness_path` for those.",
+				Validators: []validator.String{stringvalidator.RegexMatches(absPath, "must start with /")}},
+			"readiness_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultReadinessPath),
+				MarkdownDescription: "HTTP path of the readiness probe: a leader gets traffic only while it answers. Default `/v1/models`.",
 				Validators:          []validator.String{stringvalidator.RegexMatches(absPath, "must start with /")}},
 		},
 	}
@@ -194,17 +234,17 @@ func (m *lwsGroupModel) groupGPUs() (int64, bool) {
 }
 
 func lwsFields(m *lwsGroupModel) map[string]any {
-	var probe map[string]any
+	var probes map[string]any
 	if m.Serving != nil {
-		probe = startupProbe(m)
+		probes = serverProbes(m)
 	}
 	tmpl := map[string]any{"size": m.Size.ValueInt64()}
 	object.Put(tmpl, "restartPolicy", m.RestartPolicy)
 	if m.Leader != nil {
-		tmpl["leaderTemplate"] = templateOut(m.Leader, m.ModelCache, probe)
+		tmpl["leaderTemplate"] = templateOut(m.Leader, m.ModelCache, probes)
 		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
 	} else {
-		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, probe)
+		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, probes)
 	}
 	spec := map[string]any{"replicas": m.Replicas.ValueInt64(), "leaderWorkerTemplate": tmpl}
 	object.Put(spec, "startupPolicy", m.StartupPolicy)
@@ -266,101 +306,11 @@ func readLWS(live map[string]any, m *lwsGroupModel) {
 	cached, leader := m.ModelCache != nil, object.Fields(tmpl, "leaderTemplate")
 	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker, cached, m.Serving != nil && leader == nil)
 	m.Leader = templateIn(leader, m.Leader, cached, m.Serving != nil)
+	if m.AllowScaleToZero.IsNull() {
+		// Not on the object: an import adopts a group scaled to zero as chosen.
+		m.AllowScaleToZero = types.BoolValue(m.Replicas.ValueInt64() == 0)
+	}
 	derive(m)
-}
-
-// servingRecord is the serving block as recorded on the object (JSON).
-type servingJSON struct {
-	ModelBytes             *int64   `json:"modelBytes,omitempty"`
-	ParamsBillion          *float64 `json:"paramsBillion,omitempty"`
-	DType                  *string  `json:"dtype,omitempty"`
-	KVCacheBytesPerRequest *int64   `json:"kvCacheBytesPerRequest,omitempty"`
-	GPUMemory              *string  `json:"gpuMemory,omitempty"`
-	ReserveFraction        *float64 `json:"reserveFraction,omitempty"`
-	TensorParallel         *int64   `json:"tensorParallel,omitempty"`
-	Port                   *int64   `json:"port,omitempty"`
-	HealthPath             *string  `json:"healthPath,omitempty"`
-}
-
-func servingRecord(s *servingModel) string {
-	rec := servingJSON{
-		ModelBytes: s.ModelBytes.ValueInt64Pointer(), ParamsBillion: s.ParamsBillion.ValueFloat64Pointer(), DType: s.DType.ValueStringPointer(),
-		KVCacheBytesPerRequest: s.KVCacheBytesPerRequest.ValueInt64Pointer(), GPUMemory: s.GPUMemory.ValueStringPointer(),
-		ReserveFraction: s.ReserveFraction.ValueFloat64Pointer(), TensorParallel: s.TensorParallel.ValueInt64Pointer(),
-		Port: s.Port.ValueInt64Pointer(), HealthPath: s.HealthPath.ValueStringPointer(),
-	}
-	b, _ := json.Marshal(rec)
-	return string(b)
-}
-
-func servingFromRecord(s string) *servingModel {
-	if s == "" {
-		return nil
-	}
-	var rec servingJSON
-	if json.Unmarshal([]byte(s), &rec) != nil {
-		return nil // not ours: shows as a diff, rewritten by the next apply
-	}
-	return &servingModel{
-		ModelBytes: types.Int64PointerValue(rec.ModelBytes), ParamsBillion: types.Float64PointerValue(rec.ParamsBillion), DType: types.StringPointerValue(rec.DType),
-		KVCacheBytesPerRequest: types.Int64PointerValue(rec.KVCacheBytesPerRequest), GPUMemory: types.StringPointerValue(rec.GPUMemory),
-		ReserveFraction: types.Float64PointerValue(rec.ReserveFraction), TensorParallel: types.Int64PointerValue(rec.TensorParallel),
-		Port: types.Int64PointerValue(rec.Port), HealthPath: types.StringPointerValue(rec.HealthPath),
-	}
-}
-
-// servingPath is the path of an attribute of the serving block.
-func servingPath(name string) path.Path { return path.Root("serving").AtName(name) }
-
-// sizingOf returns the serving block's weights, GPU memory, reserve and
-// tensor parallel degree; ok is false while any is unknown or invalid (the
-// diagnostics say which are invalid).
-func sizingOf(m *lwsGroupModel) (weights, mem int64, reserve float64, tp int64, ok bool, diags diag.Diagnostics) {
-	s := m.Serving
-	weights, d := validateWeights(path.Root("serving"), s.ModelBytes, s.ParamsBillion, s.DType)
-	diags.Append(d...)
-	reserve, d = validateReserve(servingPath("reserve_fraction"), s.ReserveFraction)
-	diags.Append(d...)
-	mem, d = validateGPUMemory(servingPath("gpu_memory"), s.GPUMemory)
-	diags.Append(d...)
-	group, groupKnown := m.groupGPUs()
-	if groupKnown && group == 0 {
-		diags.AddAttributeError(path.Root("worker").AtName("gpus"), "Serving without GPUs",
-			"serving sizes a model on GPUs, but the group requests none: set worker.gpus (and leader.gpus), or nvidia.com/gpu in the limits of a container of worker.containers (and leader.containers).")
-	}
-	switch {
-	case object.Known(s.TensorParallel):
-		tp = s.TensorParallel.ValueInt64()
-		if groupKnown && group > 0 && tp > group {
-			size := int64(1)
-			if object.Known(m.Size) {
-				size = m.Size.ValueInt64()
-			}
-			diags.AddAttributeError(servingPath("tensor_parallel"), "More tensor parallelism than GPUs",
-				fmt.Sprintf("tensor_parallel %d exceeds the %d GPUs of a group (size %d: leader %d GPUs + %d workers × %d GPUs).",
-					tp, group, size, m.leaderTemplate().gpus(), size-1, m.Worker.gpus()))
-		}
-	case s.TensorParallel.IsNull() && groupKnown:
-		tp = group
-	}
-	ok = !diags.HasError() && weights > 0 && mem > 0 && tp > 0 && !s.ReserveFraction.IsUnknown()
-	return weights, mem, reserve, tp, ok, diags
-}
-
-// checkFit refuses weights ÷ tensor_parallel that do not fit one GPU.
-func checkFit(m *lwsGroupModel) diag.Diagnostics {
-	weights, mem, reserve, tp, ok, diags := sizingOf(m)
-	if !ok {
-		return diags
-	}
-	if err := sizing.CheckFit(weights, mem, reserve, tp); err != nil {
-		p := servingPath("tensor_parallel")
-		if m.Serving.TensorParallel.IsNull() {
-			p = path.Root("serving")
-		}
-		diags.AddAttributeError(p, "Model does not fit the GPUs", err.Error()+".")
-	}
-	return diags
 }
 
 func validateLWS(m *lwsGroupModel) diag.Diagnostics {
@@ -376,30 +326,10 @@ func validateLWS(m *lwsGroupModel) diag.Diagnostics {
 	cached := m.ModelCache != nil
 	diags.Append(validateTemplate(m.Worker, path.Root("worker"), cached, m.Serving != nil && m.Leader == nil)...)
 	diags.Append(validateTemplate(m.Leader, path.Root("leader"), cached, m.Serving != nil)...)
+	diags.Append(checkScaleToZero(m)...)
 	if m.Serving != nil {
+		diags.Append(checkProbePaths(m.Serving)...)
 		diags.Append(checkFit(m)...)
 	}
 	return diags
-}
-
-// derive sets the computed attributes from the model (no I/O).
-func derive(m *lwsGroupModel) {
-	m.GPUsTotal, m.MaxConcurrency = types.Int64Unknown(), types.Int64Null()
-	if g, ok := m.groupGPUs(); ok && object.Known(m.Replicas) {
-		m.GPUsTotal = types.Int64Value(m.Replicas.ValueInt64() * g)
-	}
-	s := m.Serving
-	if s == nil || s.KVCacheBytesPerRequest.IsNull() {
-		return
-	}
-	m.MaxConcurrency = types.Int64Unknown()
-	weights, mem, reserve, tp, ok, _ := sizingOf(m)
-	if !ok || !object.Known(s.KVCacheBytesPerRequest) || !object.Known(m.Replicas) {
-		return
-	}
-	usable, err := sizing.UsablePerGPU(mem, reserve)
-	if err != nil {
-		return
-	}
-	m.MaxConcurrency = types.Int64Value(m.Replicas.ValueInt64() * sizing.MaxConcurrency(usable, tp, weights, s.KVCacheBytesPerRequest.ValueInt64()))
 }

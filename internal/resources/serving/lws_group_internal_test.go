@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
@@ -58,12 +59,14 @@ func group() *lwsGroupModel {
 		Leader: tmpl("vllm.entrypoints.openai.api_server"), Worker: tmpl("ray", "start"),
 		StartupPolicy: types.StringValue("LeaderCreated"), RestartPolicy: types.StringValue("RecreateGroupOnPodRestart"),
 		Rollout:   &rolloutModel{MaxUnavailable: types.StringValue("25%"), MaxSurge: types.StringValue("1")},
-		QueueName: types.StringValue("serving"),
+		QueueName: types.StringValue("serving"), AllowScaleToZero: types.BoolValue(false),
 		ModelCache: &modelCacheModel{Mode: types.StringValue("node_local"), ClaimName: types.StringNull(),
 			HostPath: types.StringValue("/var/lib/model-cache/default/llama"), SubPath: types.StringValue("main-0123abcd"), MountPath: types.StringValue("/models/llama")},
 		Serving: &servingModel{ModelBytes: types.Int64Null(), ParamsBillion: types.Float64Value(70), DType: types.StringValue("bf16"),
 			KVCacheBytesPerRequest: types.Int64Value(1 << 30), GPUMemory: types.StringValue("80G"), ReserveFraction: types.Float64Value(0.1),
-			TensorParallel: types.Int64Value(8), Port: types.Int64Value(8000), HealthPath: types.StringValue("/health")},
+			KVCacheBytesPerToken: types.Int64Null(), ContextLength: types.Int64Null(), AttentionHeads: types.Int64Null(), KVHeads: types.Int64Null(),
+			OverheadBytesPerGPU: types.Int64Null(), TensorParallel: types.Int64Value(8), Port: types.Int64Value(8000),
+			HealthPath: types.StringValue("/health"), ReadinessPath: types.StringValue("/v1/models")},
 	}
 	m.SetObjectRef(kube.Ref{Namespace: "default", Name: "llama"})
 	return m
@@ -104,8 +107,9 @@ func TestLWSFieldsRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read back\n%+v\nwant\n%+v", got, want)
 	}
-	// 2 groups × (4 + 4) GPUs; (8 × 72 GB − 140 GB) ÷ 2^30 = 406 per group.
-	if got.GPUsTotal.ValueInt64() != 16 || got.MaxConcurrency.ValueInt64() != 2*406 {
+	// 2 groups × (4 + 4) GPUs; the fit rule with 1 GiB overhead per GPU:
+	// ⌊(72 GB − 140 GB ÷ 8 − 2^30) × 8 ÷ 2^30⌋ = 398 per group.
+	if got.GPUsTotal.ValueInt64() != 16 || got.MaxConcurrency.ValueInt64() != 2*398 {
 		t.Errorf("gpus_total %v, max_concurrency %v", got.GPUsTotal, got.MaxConcurrency)
 	}
 	if v := object.Field(live, "metadata", "labels", QueueLabel); v != "serving" {
@@ -118,8 +122,20 @@ func TestLWSFieldsRoundTrip(t *testing.T) {
 	if probe == nil || object.Field(probe, "failureThreshold") != float64(39) || object.Field(probe, "httpGet", "path") != "/health" {
 		t.Errorf("leader startup probe %v", probe)
 	}
-	if worker["startupProbe"] != nil || leader["livenessProbe"] != nil {
-		t.Errorf("worker probe %v, leader liveness %v", worker["startupProbe"], leader["livenessProbe"])
+	// Liveness on the server's own health, with no initial delay: Kubernetes
+	// holds it until the startup probe has passed. Readiness apart.
+	live10 := map[string]any{"httpGet": map[string]any{"path": "/health", "port": float64(8000)},
+		"periodSeconds": float64(10), "timeoutSeconds": float64(5), "failureThreshold": float64(3)}
+	if !reflect.DeepEqual(leader["livenessProbe"], live10) {
+		t.Errorf("leader liveness probe %v, want %v", leader["livenessProbe"], live10)
+	}
+	if object.Field(leader, "readinessProbe", "httpGet", "path") != "/v1/models" || object.Field(leader, "readinessProbe", "periodSeconds") != float64(5) {
+		t.Errorf("leader readiness probe %v", leader["readinessProbe"])
+	}
+	for _, f := range serverProbeFields {
+		if worker[f] != nil {
+			t.Errorf("worker has a %s: %v", f, worker[f])
+		}
 	}
 	if v := object.Field(worker, "resources", "limits", "nvidia.com/gpu"); v != "4" {
 		t.Errorf("worker GPUs %v", v)
@@ -173,7 +189,41 @@ func TestLWSValidate(t *testing.T) {
 	}{
 		{"fits", func(*lwsGroupModel) {}, ""},
 		{"tensor parallel 1", func(m *lwsGroupModel) { m.Serving.TensorParallel = types.Int64Value(1) },
-			"weights of 140 GB ÷ tensor_parallel 1 = 140 GB per GPU, but a 80 GB GPU holds 72 GB after the 0.1 reserve (tensor_parallel 2 would fit)"},
+			"weights 140 GB ÷ tensor_parallel 1 = 140 GB + KV cache of one request 1.07 GB ÷ 1 = 1.07 GB + overhead 1.07 GB = 142.15 GB per GPU, " +
+				"but a 80 GB GPU holds 72 GB after the 0.1 reserve; at least 2 GPUs"},
+		// The weights fit 2 GPUs (70 GB + 1.07 GB overhead ≤ 72 GB), one
+		// request's 3 GB of KV cache does not: a concurrency of 0.
+		{"maximum concurrency 0", func(m *lwsGroupModel) {
+			m.Serving.TensorParallel, m.Serving.KVCacheBytesPerRequest = types.Int64Value(2), types.Int64Value(3e9)
+		}, "the weights fit, but its maximum concurrency would be 0): weights 140 GB ÷ tensor_parallel 2 = 70 GB + KV cache of one request 3 GB ÷ 2 = 1.5 GB + overhead 1.07 GB = 72.57 GB per GPU, but a 80 GB GPU holds 72 GB"},
+		// Llama 3 70B: 2 × 80 layers × 8 KV heads × 128 × 2 bytes = 327680 B
+		// per token; 8192 tokens = 2.68 GB.
+		{"context length", func(m *lwsGroupModel) {
+			m.Serving.TensorParallel, m.Serving.KVCacheBytesPerRequest = types.Int64Value(2), types.Int64Null()
+			m.Serving.KVCacheBytesPerToken, m.Serving.ContextLength = types.Int64Value(327680), types.Int64Value(8192)
+		}, "the KV cache of one request of 8192 tokens and the per-GPU overhead"},
+		{"per token without context length", func(m *lwsGroupModel) {
+			m.Serving.KVCacheBytesPerRequest, m.Serving.KVCacheBytesPerToken = types.Int64Null(), types.Int64Value(327680)
+		}, "kv_cache_bytes_per_token needs context_length"},
+		{"overhead fills the GPU", func(m *lwsGroupModel) { m.Serving.OverheadBytesPerGPU = types.Int64Value(60e9) }, "+ overhead 60 GB"},
+		{"negative overhead", func(m *lwsGroupModel) { m.Serving.OverheadBytesPerGPU = types.Int64Value(-1) }, "must not be negative"},
+		// vLLM accepts tensor parallel 6 when the heads allow it (48 and 6)…
+		{"tensor parallel 6 with heads that allow it", func(m *lwsGroupModel) {
+			m.Serving.TensorParallel, m.Serving.AttentionHeads, m.Serving.KVHeads = types.Int64Value(6), types.Int64Value(48), types.Int64Value(6)
+		}, ""},
+		{"tensor parallel 6 without heads", func(m *lwsGroupModel) { m.Serving.TensorParallel = types.Int64Value(6) }, ""},
+		// … and refuses it for 64 heads.
+		{"tensor parallel 6 with 64 heads", func(m *lwsGroupModel) {
+			m.Serving.TensorParallel, m.Serving.AttentionHeads, m.Serving.KVHeads = types.Int64Value(6), types.Int64Value(64), types.Int64Value(8)
+		}, "tensor_parallel 6 does not divide the model's 64 attention heads (vLLM and SGLang shard heads evenly); valid values: 1, 2, 4, 8, 16, 32, 64"},
+		{"tensor parallel 6 with 8 KV heads", func(m *lwsGroupModel) {
+			m.Serving.TensorParallel, m.Serving.AttentionHeads, m.Serving.KVHeads = types.Int64Value(6), types.Int64Value(48), types.Int64Value(8)
+		}, "tensor_parallel 6 neither divides the model's 8 KV heads"},
+		{"replicas 0", func(m *lwsGroupModel) { m.Replicas = types.Int64Value(0) }, "Set allow_scale_to_zero = true"},
+		{"replicas 0 by default of the opt-in", func(m *lwsGroupModel) { m.Replicas, m.AllowScaleToZero = types.Int64Value(0), types.BoolNull() }, "Set allow_scale_to_zero = true"},
+		{"replicas 0 allowed", func(m *lwsGroupModel) { m.Replicas, m.AllowScaleToZero = types.Int64Value(0), types.BoolValue(true) }, ""},
+		{"downstream liveness path", func(m *lwsGroupModel) { m.Serving.HealthPath = types.StringValue("/health/dependencies") }, "is a readiness or dependency check"},
+		{"liveness path with a query", func(m *lwsGroupModel) { m.Serving.HealthPath = types.StringValue("/health?deep=1") }, "has a query"},
 		{"tensor parallel above the group", func(m *lwsGroupModel) { m.Serving.TensorParallel = types.Int64Value(16) },
 			"tensor_parallel 16 exceeds the 8 GPUs of a group (size 2: leader 4 GPUs + 1 workers × 4 GPUs)"},
 		{"default tensor parallel too small", func(m *lwsGroupModel) {
@@ -220,5 +270,62 @@ func TestLWSEnvFromSecretNotReadAsEmpty(t *testing.T) {
 	got := object.MapOut(shorthandIn(tmpl, nil).Env)
 	if len(got) != 1 || got["MODE"] != "serve" {
 		t.Fatalf("env read as %v, want only MODE", got)
+	}
+}
+
+// replicas = 0, chosen, warns with the cold start's load time: 140e9 B at
+// 1 GiB/s from the node-local cache = 130.4 → 131 s; the startup probe
+// allows 39 × 10 s.
+func TestLWSScaleToZeroWarns(t *testing.T) {
+	m := group()
+	m.Replicas, m.AllowScaleToZero = types.Int64Value(0), types.BoolValue(true)
+	diags := warnScaleToZero(m)
+	if diags.HasError() || len(diags) != 1 || !strings.Contains(diags[0].Detail(), "about 131 s at 1073 MB/s from the model cache, and the startup probe allows 390 s") {
+		t.Fatalf("diagnostics %v", diags)
+	}
+	if derive(m); m.MaxConcurrency.ValueInt64() != 0 || m.GPUsTotal.ValueInt64() != 0 {
+		t.Errorf("max_concurrency %v, gpus_total %v with no replicas", m.MaxConcurrency, m.GPUsTotal)
+	}
+	m.Replicas = types.Int64Value(1)
+	if d := warnScaleToZero(m); len(d) != 0 {
+		t.Errorf("warned with replicas 1: %v", d)
+	}
+}
+
+// The server's probes are the group's: reading them back leaves them out,
+// and a template that sets one itself is refused.
+func TestLWSProbesAreTheGroups(t *testing.T) {
+	m := group()
+	m.Leader.ContainerName, m.Leader.Image = types.StringNull(), types.StringNull()
+	m.Leader.Template.Containers = []podtemplate.Container{m.Leader.shorthandContainer()}
+	m.Leader.Command, m.Leader.Args, m.Leader.Env, m.Leader.GPUs, m.Leader.CPU, m.Leader.Memory = nil, nil, types.MapNull(types.StringType), types.Int64Null(), types.StringNull(), types.StringNull()
+	live := kube.NewObject(lwsKind, m.ObjectRef(), lwsFields(m)).Object
+	leader := object.Fields(live, "spec", "leaderWorkerTemplate", "leaderTemplate")
+	c := mainContainer(leader, "main")
+	for _, f := range serverProbeFields {
+		if c[f] == nil {
+			t.Fatalf("leader server has no %s", f)
+		}
+	}
+	own := ownTemplate(leader, "main", true, true)
+	for _, f := range serverProbeFields {
+		if mainContainer(own, "main")[f] != nil {
+			t.Errorf("read back with the group's %s", f)
+		}
+	}
+	m.Leader.Template.Containers[0].LivenessProbe = &podtemplate.Probe{}
+	diags := validateTemplate(m.Leader, path.Root("leader"), true, true)
+	if !diags.HasError() || !strings.Contains(diags[0].Detail(), "leader.containers[0].liveness_probe: serving sets") {
+		t.Errorf("diagnostics %v", diags)
+	}
+}
+
+// A group recorded before the probes existed reads readiness_path as null,
+// which differs from the default the configuration plans: the next apply
+// updates it and adds the liveness and readiness probes.
+func TestLWSOldRecordPlansTheProbes(t *testing.T) {
+	s := servingFromRecord(`{"paramsBillion":70,"dtype":"bf16","healthPath":"/health"}`)
+	if s == nil || !s.ReadinessPath.IsNull() || s.HealthPath.ValueString() != "/health" {
+		t.Fatalf("read %+v", s)
 	}
 }

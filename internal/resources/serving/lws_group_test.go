@@ -122,8 +122,10 @@ func lwsEventually(check resource.TestCheckFunc) resource.TestCheckFunc {
 }
 
 // lwsGroupHas checks the pods the LWS controller made: leaders and workers per
-// group, group labels, GPUs, the cache mount, and the leader's startup probe
-// (and no liveness probe anywhere).
+// group, group labels, GPUs, the cache mount, and the leader's probes: the
+// startup probe, a liveness probe on the server's own /health with no
+// initial delay (Kubernetes holds it until startup passes), a separate
+// readiness probe on /v1/models; none on the workers.
 func lwsGroupHas(env *testenv.Env, name string, groups, size int, gpus int64, threshold int32) resource.TestCheckFunc {
 	return lwsEventually(func(*terraform.State) error {
 		leaders, workers, err := lwsGroupPods(env, "default", name)
@@ -146,19 +148,25 @@ func lwsGroupHas(env *testenv.Env, name string, groups, size int, gpus int64, th
 			if len(c.VolumeMounts) == 0 || c.VolumeMounts[0].MountPath != "/models/llama" || !c.VolumeMounts[0].ReadOnly {
 				return fmt.Errorf("pod %s: mounts %v, want /models/llama read-only", p.Name, c.VolumeMounts)
 			}
-			if c.LivenessProbe != nil {
-				return fmt.Errorf("pod %s has a liveness probe", p.Name)
-			}
 		}
 		for _, p := range leaders {
 			sp := p.Spec.Containers[0].StartupProbe
 			if sp == nil || sp.HTTPGet == nil || sp.HTTPGet.Path != "/health" || sp.FailureThreshold != threshold || sp.PeriodSeconds != 10 {
 				return fmt.Errorf("leader %s: startup probe %+v, want GET /health with failureThreshold %d every 10 s", p.Name, sp, threshold)
 			}
+			lp := p.Spec.Containers[0].LivenessProbe
+			if lp == nil || lp.HTTPGet == nil || lp.HTTPGet.Path != "/health" || lp.HTTPGet.Port.IntValue() != 8000 || lp.InitialDelaySeconds != 0 ||
+				lp.PeriodSeconds != 10 || lp.FailureThreshold != 3 {
+				return fmt.Errorf("leader %s: liveness probe %+v, want GET /health:8000 every 10 s, 3 failures, no initial delay", p.Name, lp)
+			}
+			rp := p.Spec.Containers[0].ReadinessProbe
+			if rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/v1/models" || rp.PeriodSeconds != 5 {
+				return fmt.Errorf("leader %s: readiness probe %+v, want GET /v1/models every 5 s", p.Name, rp)
+			}
 		}
 		for _, p := range workers {
-			if p.Spec.Containers[0].StartupProbe != nil {
-				return fmt.Errorf("worker %s has a startup probe", p.Name)
+			if c := p.Spec.Containers[0]; c.StartupProbe != nil || c.LivenessProbe != nil || c.ReadinessProbe != nil {
+				return fmt.Errorf("worker %s has probes: %+v, %+v, %+v", p.Name, c.StartupProbe, c.LivenessProbe, c.ReadinessProbe)
 			}
 		}
 		return nil
@@ -169,9 +177,10 @@ func lwsGroupHas(env *testenv.Env, name string, groups, size int, gpus int64, th
 // gives 2 leaders and 2 workers with the group labels, 4 GPUs each and a
 // startup probe on the leaders sized to read 140 GB from node-local disk:
 // ⌈(140e9 B ÷ 1 GiB/s + 60 s) × 2 ÷ 10 s⌉ = 39. gpu_memory comes from the
-// pool's nvidia.com/gpu.memory label (81559 MiB); 8 GPUs of 76.97 GB usable
-// hold 140 GB with 475.7 GB to spare: ⌊475.75e9 ÷ 2^30⌋ = 443 requests of
-// 1 GiB per group, 886 for two. Then: empty plan, scaling, import.
+// pool's nvidia.com/gpu.memory label (81559 MiB); 8 GPUs of 76.97 GB usable,
+// less 17.5 GB of weights and 1 GiB of overhead each, hold
+// ⌊(76,968,728,985 − 17.5e9 − 2^30) × 8 ÷ 2^30⌋ = 435 requests of 1 GiB per
+// group, 870 for two. Then: empty plan, scaling, import.
 func TestAccLWSGroup(t *testing.T) {
 	env := acctest.Env(t)
 	addr := "aiplatform_lws_group.g"
@@ -187,7 +196,7 @@ func TestAccLWSGroup(t *testing.T) {
 					resource.TestCheckResourceAttr(addr, "serving.gpu_memory", "81559Mi"),
 					resource.TestCheckResourceAttr(addr, "serving.tensor_parallel", "8"),
 					resource.TestCheckResourceAttr(addr, "gpus_total", "16"),
-					resource.TestCheckResourceAttr(addr, "max_concurrency", "886"),
+					resource.TestCheckResourceAttr(addr, "max_concurrency", "870"),
 					live.Equal(env, 2, "spec", "replicas"),
 					live.Equal(env, 2, "spec", "leaderWorkerTemplate", "size"),
 					live.Equal(env, "serving", "metadata", "labels", "kueue.x-k8s.io/queue-name"),
@@ -198,7 +207,9 @@ func TestAccLWSGroup(t *testing.T) {
 			},
 			{
 				// One group of three pods with 2 GPUs each: tensor parallel 6
-				// of 76.97 GB holds 140 GB; the plan updates in place.
+				// of 76.97 GB holds 140 GB (6 is valid: no heads are given,
+				// and e.g. 48 attention and 6 KV heads would allow it); the
+				// plan updates in place.
 				Config: lwsConfig(env, "llama", 1, 3, 2, serving, `startup_policy = "LeaderReady"`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
@@ -209,6 +220,23 @@ func TestAccLWSGroup(t *testing.T) {
 					resource.TestCheckResourceAttr(addr, "gpus_total", "6"),
 					live.Equal(env, "LeaderReady", "spec", "startupPolicy"),
 					live.Equal(env, nil, "metadata", "labels", "kueue.x-k8s.io/queue-name"),
+				),
+			},
+			{
+				// Scaled to zero by choice (the plan warns with the cold
+				// start): no pods, nothing held; an import reads
+				// allow_scale_to_zero = true from the empty group.
+				Config: lwsConfig(env, "llama", 0, 3, 2, serving, `allow_scale_to_zero = true`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "gpus_total", "0"),
+					resource.TestCheckResourceAttr(addr, "max_concurrency", "0"),
+					resource.TestCheckResourceAttr(addr, "allow_scale_to_zero", "true"),
+					live.Equal(env, 0, "spec", "replicas"),
+					lwsGroupHas(env, "llama", 0, 3, 2, 39),
 				),
 			},
 			{ResourceName: addr, ImportState: true, ImportStateVerify: true, ImportStateId: "default/llama"},
@@ -231,13 +259,28 @@ func TestAccLWSGroupValidation(t *testing.T) {
 			// 140 GB ÷ 1 GPU does not fit 72 GB.
 			plan(lwsConfig(env, "bad", 1, 2, 4, `gpu_memory = "80G"
     tensor_parallel = 1`, ""),
-				acctest.ErrorMatching("serving.tensor_parallel", "weights of 140 GB ÷ tensor_parallel 1 = 140 GB per GPU, but a 80 GB GPU holds 72 GB after the 0.1 reserve (tensor_parallel 2 would fit)")),
+				acctest.ErrorMatching("serving.tensor_parallel", "weights 140 GB ÷ tensor_parallel 1 = 140 GB + overhead 1.07 GB = 141.07 GB per GPU, but a 80 GB GPU holds 72 GB after the 0.1 reserve; at least 2 GPUs")),
+			// The weights fit 2 GPUs, one request's KV cache at the context
+			// length does not: 327680 B per token × 8192 tokens = 2.68 GB.
+			plan(lwsConfig(env, "bad", 1, 2, 4, `gpu_memory = "80G"
+    tensor_parallel = 2
+    kv_cache_bytes_per_token = 327680
+    context_length = 8192`, ""),
+				acctest.ErrorMatching("serving.tensor_parallel", "one replica cannot hold its weights, the KV cache of one request of 8192 tokens and the per-GPU overhead "+
+					"(the weights fit, but its maximum concurrency would be 0): weights 140 GB ÷ tensor_parallel 2 = 70 GB + KV cache of one request 2.68 GB ÷ 2 = 1.34 GB + overhead 1.07 GB = 72.42 GB per GPU, but a 80 GB GPU holds 72 GB")),
+			// The group's tensor parallel 8 does not divide 28 attention heads.
+			plan(lwsConfig(env, "bad", 1, 2, 4, `attention_heads = 28
+    kv_heads = 4`, ""),
+				acctest.ErrorMatching("serving", "tensor_parallel 8 does not divide the model's 28 attention heads (vLLM and SGLang shard heads evenly); valid values: 1, 2, 4, 28")),
+			plan(lwsConfig(env, "bad", 0, 2, 4, "", ""), acctest.ErrorMatching("replicas", "Set allow_scale_to_zero = true")),
+			plan(lwsConfig(env, "bad", 1, 2, 4, `health_path = "/health/upstream"`, ""),
+				acctest.ErrorMatching("serving.health_path", `"/health/upstream" is a readiness or dependency check`)),
 			// The group's 8 GPUs cannot carry tensor parallel 16.
 			plan(lwsConfig(env, "bad", 1, 2, 4, `tensor_parallel = 16`, ""),
 				acctest.ErrorMatching("serving.tensor_parallel", "tensor_parallel 16 exceeds the 8 GPUs of a group")),
 			// The default (every GPU of the group: one) is too few for 140 GB.
 			plan(lwsConfig(env, "bad", 1, 1, 1, `gpu_memory = "80G"`, ""),
-				acctest.ErrorMatching("serving: weights of 140 GB ÷ tensor_parallel 1 = 140 GB per GPU")),
+				acctest.ErrorMatching("serving: one replica cannot hold its weights and the per-GPU overhead: weights 140 GB ÷ tensor_parallel 1 = 140 GB")),
 			// 16 GPUs per pod on 8-GPU nodes.
 			plan(lwsConfig(env, "bad", 1, 1, 16, "", ""),
 				acctest.ErrorMatching("leader.gpus", "each leader pod needs 16 GPUs on one node, but the most any of the 2 nodes matching {lwspool=h100} has is 8")),
@@ -293,8 +336,8 @@ func TestAccLWSGroupExamples(t *testing.T) {
 						resource.TestCheckResourceAttr(addr, "serving.gpu_memory", "81559Mi"),
 						resource.TestCheckResourceAttr(addr, "serving.tensor_parallel", "16"),
 						resource.TestCheckResourceAttr(addr, "gpus_total", "16"),
-						// (16 × 76,968,728,985 − 671e9) ÷ 4e9 = 140.1.
-						resource.TestCheckResourceAttr(addr, "max_concurrency", "140"),
+						// (76,968,728,985 − ⌈671e9 ÷ 16⌉ − 2^30) × 16 ÷ 4e9 = 135.8.
+						resource.TestCheckResourceAttr(addr, "max_concurrency", "135"),
 						lwsEventually(func(*terraform.State) error {
 							leaders, workers, err := lwsGroupPods(env, "default", "deepseek-v3")
 							if err != nil {
@@ -349,7 +392,9 @@ func TestAccLWSGroupExamples(t *testing.T) {
 			live.Equal(env, 4, "spec", "replicas"),
 			live.Equal(env, 1, "spec", "leaderWorkerTemplate", "size"),
 			live.Equal(env, "2", "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", "0", "resources", "limits", "nvidia.com/gpu"),
-			live.Equal(env, "4", "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", "0", "args", "5"),
+			// --max-num-seqs: the data source's one request per replica (see
+			// the example's comment).
+			live.Equal(env, "1", "spec", "leaderWorkerTemplate", "workerTemplate", "spec", "containers", "0", "args", "5"),
 			lwsEventually(func(*terraform.State) error {
 				leaders, workers, err := lwsGroupPods(env, "default", "llama-70b")
 				if err != nil {
@@ -380,8 +425,8 @@ func TestAccLWSGroupExamples(t *testing.T) {
 		if err := json.Unmarshal(state, &st); err != nil {
 			t.Fatal(err)
 		}
-		if v := st.Outputs["serving"].Value; fmt.Sprint(v["gpus_total"]) != "8" || fmt.Sprint(v["max_concurrency"]) != "16" || fmt.Sprint(v["replicas_per_node"]) != "4" {
-			t.Errorf("output serving = %v, want gpus_total 8, max_concurrency 16, replicas_per_node 4", v)
+		if v := st.Outputs["serving"].Value; fmt.Sprint(v["gpus_total"]) != "8" || fmt.Sprint(v["max_concurrency"]) != "4" || fmt.Sprint(v["replicas_per_node"]) != "4" {
+			t.Errorf("output serving = %v, want gpus_total 8, max_concurrency 4, replicas_per_node 4", v)
 		}
 	})
 }

@@ -24,8 +24,8 @@ import (
 // own attribute.
 
 // templateOut builds a PodTemplateSpec from the template, the cache's
-// volume and, when probe is not nil, the startup probe.
-func templateOut(t *podTemplateModel, cache *modelCacheModel, probe map[string]any) map[string]any {
+// volume and the model server's probes (container field → probe).
+func templateOut(t *podTemplateModel, cache *modelCacheModel, probes map[string]any) map[string]any {
 	tmpl := t.Template
 	if t.shorthand() {
 		tmpl.Containers = append([]podtemplate.Container{t.shorthandContainer()}, t.Containers...)
@@ -53,8 +53,8 @@ func templateOut(t *podTemplateModel, cache *modelCacheModel, probe map[string]a
 			spec["volumes"] = append([]any{mustUnstructured(&vol)}, vols...)
 		}
 	}
-	if probe != nil {
-		server["startupProbe"] = probe
+	for field, probe := range probes {
+		server[field] = probe
 	}
 	return obj
 }
@@ -129,11 +129,17 @@ func ownTemplate(tmpl map[string]any, server string, cached, probed bool) map[st
 			}
 		}
 		if probed {
-			delete(c, "startupProbe")
+			for _, field := range serverProbeFields {
+				delete(c, field)
+			}
 		}
 	}
 	return own
 }
+
+// serverProbeFields are the model server's probes, all the group's own
+// when it serves (serverProbes).
+var serverProbeFields = []string{"startupProbe", "livenessProbe", "readinessProbe"}
 
 // without is list without its elements whose key is value.
 func without(list []any, key, value string) []any {

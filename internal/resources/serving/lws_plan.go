@@ -52,6 +52,7 @@ func planGroup(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagn
 		diags.Append(checkPool(ctx, c, m)...)
 	}
 	derive(m)
+	diags.Append(warnScaleToZero(m)...)
 	return diags
 }
 
@@ -153,15 +154,41 @@ func checkPool(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagn
 	return diags
 }
 
+// serverProbes are the model server's probes (container field → probe): the
+// startup probe, the liveness probe on the same path of the server's own
+// health, which Kubernetes runs only after the startup probe has passed (so
+// it needs no initial delay and never fires while the weights load), and
+// the readiness probe on readiness_path. Without a startup probe (weights
+// unknown) there is no liveness probe either: it would fire during the load.
+func serverProbes(m *lwsGroupModel) map[string]any {
+	s := m.Serving
+	port, health, ready := int64(DefaultServingPort), DefaultHealthPath, DefaultReadinessPath
+	if object.Known(s.Port) {
+		port = s.Port.ValueInt64()
+	}
+	if object.Known(s.HealthPath) {
+		health = s.HealthPath.ValueString()
+	}
+	if object.Known(s.ReadinessPath) {
+		ready = s.ReadinessPath.ValueString()
+	}
+	probes := map[string]any{"readinessProbe": httpProbe(ready, port, readinessPeriod, readinessTimeout, readinessFailures)}
+	if startup, _, ok := startupProbe(m); ok {
+		probes["startupProbe"] = startup
+		probes["livenessProbe"] = httpProbe(health, port, livenessPeriod, livenessTimeout, livenessFailures)
+	}
+	return probes
+}
+
 // startupProbe is the leader's startup probe: an HTTP GET of health_path on
 // port whose failureThreshold × periodSeconds covers reading the weights from
-// the model cache (capacity.StartupProbeBudget through modelcache), nil when
-// the weights are not known.
-func startupProbe(m *lwsGroupModel) map[string]any {
+// the model cache (capacity.StartupProbeBudget through modelcache), with its
+// budget; ok is false when the weights are not known.
+func startupProbe(m *lwsGroupModel) (map[string]any, capacity.StartupBudget, bool) {
 	s := m.Serving
 	weights, diags := validateWeights(path.Root("serving"), s.ModelBytes, s.ParamsBillion, s.DType)
 	if diags.HasError() || weights == 0 {
-		return nil
+		return nil, capacity.StartupBudget{}, false
 	}
 	port, p := int64(DefaultServingPort), DefaultHealthPath
 	if object.Known(s.Port) {
@@ -175,9 +202,9 @@ func startupProbe(m *lwsGroupModel) map[string]any {
 	if m.ModelCache != nil {
 		cache = m.ModelCache.cache()
 	}
-	probe, _, err := cache.StartupProbe(handler, modelcache.ProbeOptions{SizeBytes: weights})
+	probe, budget, err := cache.StartupProbe(handler, modelcache.ProbeOptions{SizeBytes: weights})
 	if err != nil {
-		return nil
+		return nil, budget, false
 	}
-	return mustUnstructured(probe)
+	return mustUnstructured(probe), budget, true
 }

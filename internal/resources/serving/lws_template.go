@@ -262,8 +262,14 @@ func validateTemplate(t *podTemplateModel, p path.Path, cached, probed bool) dia
 			}
 		}
 	}
-	if probed && !t.shorthand() && len(t.Containers) > 0 && t.Containers[0].StartupProbe != nil {
-		bad(p.AtName("containers").AtListIndex(0).AtName("startup_probe"), "serving sets the model server's startup probe from the model's size; leave it unset here")
+	if probed && !t.shorthand() && len(t.Containers) > 0 {
+		c := t.Containers[0]
+		for field, set := range map[string]bool{"startup_probe": c.StartupProbe != nil, "liveness_probe": c.LivenessProbe != nil, "readiness_probe": c.ReadinessProbe != nil} {
+			if set {
+				bad(p.AtName("containers").AtListIndex(0).AtName(field),
+					"serving sets the model server's startup, liveness and readiness probes (from the model's size, health_path and readiness_path); leave it unset here")
+			}
+		}
 	}
 	diags.Append(podtemplate.Validate(&t.Template, p, extra...)...)
 	return diags

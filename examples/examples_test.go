@@ -97,10 +97,13 @@ func TestAccDataSourceExamples(t *testing.T) {
 	}
 }
 
-// Whole scenarios run through the terraform CLI, as `make demo` does.
+// Whole scenarios run through the CLI, as `make demo` does: under Terraform
+// and under OpenTofu (acctest.CLIs; subtests terraform/<dir>, tofu/<dir>).
 func TestAccScenarios(t *testing.T) {
 	env := acctest.Env(t)
-	for _, dir := range []string{"quickstart", "teams", "model-cache"} {
-		t.Run(dir, func(t *testing.T) { scenario(t, env, dir, nil) })
-	}
+	acctest.ForEachCLI(t, func(t *testing.T, cli acctest.CLI) {
+		for _, dir := range []string{"quickstart", "teams", "model-cache"} {
+			t.Run(dir, func(t *testing.T) { scenario(t, env, cli, dir, nil) })
+		}
+	})
 }

@@ -56,11 +56,14 @@ func conditionTrue(obj map[string]any, condition string) bool {
 	return false
 }
 
-// scenario applies an example directory with the terraform CLI, checks that
-// `terraform plan -detailed-exitcode` then exits 0 and that Kueue made every
+// scenario applies an example directory with the CLI, checks that
+// `plan -detailed-exitcode` then exits 0 and that Kueue made every
 // ClusterQueue Active, and runs judge while the example is in place.
-func scenario(t *testing.T, env *testenv.Env, dir string, judge func(t *testing.T)) {
-	w := acctest.NewWorkspace(t, env, dir)
+// The judged walkthroughs below run under Terraform only: what they judge is
+// Kueue's behaviour on the applied objects, and TestAccScenarios applies the
+// same examples under both CLIs.
+func scenario(t *testing.T, env *testenv.Env, cli acctest.CLI, dir string, judge func(t *testing.T)) {
+	w := acctest.NewWorkspaceFor(t, env, dir, cli)
 	if _, err := w.Run("apply", "-auto-approve"); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +87,7 @@ func complete(s acctest.State) bool  { return s.Complete }
 // pods, and admits it once the first has finished.
 func TestAccQuickstartWalkthrough(t *testing.T) {
 	env := acctest.Env(t)
-	scenario(t, env, "quickstart", func(t *testing.T) {
+	scenario(t, env, acctest.Terraform(t), "quickstart", func(t *testing.T) {
 		first := acctest.Job{Namespace: "default", Name: "walkthrough-1", Queue: "gpu-local-queue", GPUsPerPod: 1, RunFor: 6 * time.Second}
 		second := acctest.Job{Namespace: "default", Name: "walkthrough-2", Queue: "gpu-local-queue", GPUsPerPod: 1, RunFor: time.Second}
 		first.Submit(t, env)
@@ -101,7 +104,7 @@ func TestAccQuickstartWalkthrough(t *testing.T) {
 // then yields them when production needs its quota back.
 func TestAccTeamsBorrowAndReclaim(t *testing.T) {
 	env := acctest.Env(t)
-	scenario(t, env, "teams", func(t *testing.T) {
+	scenario(t, env, acctest.Terraform(t), "teams", func(t *testing.T) {
 		// batch's H100 quota is 8 (a quarter of 32); 3 pods x 8 GPUs = 24
 		// fits only by borrowing research's and production's idle H100s.
 		batch := acctest.Job{Namespace: "default", Name: "batch-big", Queue: "batch", Priority: "batch", Pods: 3, GPUsPerPod: 8, RunFor: 10 * time.Minute}
@@ -130,7 +133,7 @@ func TestAccTeamsBorrowAndReclaim(t *testing.T) {
 // evicted when a high-priority one arrives.
 func TestAccPreemptionByPriority(t *testing.T) {
 	env := acctest.Env(t)
-	scenario(t, env, "testdata/preemption", func(t *testing.T) {
+	scenario(t, env, acctest.Terraform(t), "testdata/preemption", func(t *testing.T) {
 		low := acctest.Job{Namespace: "default", Name: "solo-low", Queue: "solo", Priority: "low", GPUsPerPod: 8, RunFor: 10 * time.Minute}
 		low.Submit(t, env)
 		low.Eventually(t, env, "admitted", 20*time.Second, running)

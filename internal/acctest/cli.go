@@ -92,20 +92,25 @@ func NewWorkspaceFor(t *testing.T, env *testenv.Env, src string, cli CLI) *Works
 			t.Fatal(err)
 		}
 	}
-	// TF_CLI_CONFIG_FILE is read by both CLIs. The override names the
-	// provider by its full address: `source = "aiplatform/aiplatform"` means
-	// registry.terraform.io/aiplatform/aiplatform to Terraform and
-	// registry.opentofu.org/aiplatform/aiplatform to OpenTofu.
+	// TF_CLI_CONFIG_FILE is read by both CLIs. The overrides name the
+	// provider by its full addresses: `source = "aiplatform/aiplatform"`
+	// means registry.terraform.io/aiplatform/aiplatform to Terraform and
+	// registry.opentofu.org/aiplatform/aiplatform to OpenTofu (each CLI
+	// reads a bare key the same way, and ignores the other's entry), so
+	// either CLI can run the workspace (SetCLI).
 	rc := filepath.Join(dir, "terraformrc")
-	rcBody := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n",
-		cli.Registry+"/aiplatform/aiplatform", bin)
+	rcBody := "provider_installation {\n  dev_overrides {\n"
+	for _, host := range []string{terraformRegistry, openTofuRegistry} {
+		rcBody += fmt.Sprintf("    %q = %q\n", host+"/aiplatform/aiplatform", bin)
+	}
+	rcBody += "  }\n  direct {}\n}\n"
 	if err := os.WriteFile(rc, []byte(rcBody), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w := &Workspace{t: t, dir: dir, cliConfig: rc, kubeconfig: env.Kubeconfig, cli: cli}
 	t.Cleanup(func() {
 		if _, err := w.Run("destroy", "-auto-approve"); err != nil {
-			t.Errorf("%s destroy: %v", cli.Name, err)
+			t.Errorf("%s destroy: %v", w.cli.Name, err)
 		}
 	})
 	return w
@@ -113,6 +118,10 @@ func NewWorkspaceFor(t *testing.T, env *testenv.Env, src string, cli CLI) *Works
 
 // CLI is the CLI that runs the workspace.
 func (w *Workspace) CLI() CLI { return w.cli }
+
+// SetCLI runs the workspace with another CLI from now on (the cleanup's
+// destroy included), as a team switching from Terraform to OpenTofu does.
+func (w *Workspace) SetCLI(cli CLI) { w.cli = cli }
 
 // Run runs the workspace's CLI with its variables; the error carries the
 // output. An exit code other than 0 is an *exec.ExitError.

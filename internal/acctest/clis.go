@@ -27,11 +27,18 @@ const (
 	openTofuRegistry  = "registry.opentofu.org"
 )
 
+// terraformAtStart is TF_ACC_TERRAFORM_PATH as the test binary got it,
+// before useOpenTofu pointed it at tofu.
+var terraformAtStart = os.Getenv("TF_ACC_TERRAFORM_PATH")
+
 // Terraform is the CLI that terraform-plugin-testing runs too:
 // TF_ACC_TERRAFORM_PATH.
 func Terraform(t *testing.T) CLI {
 	t.Helper()
 	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if os.Getenv("TF_ACC_OPENTOFU") != "" {
+		tf = terraformAtStart
+	}
 	if tf == "" {
 		t.Fatal("TF_ACC_TERRAFORM_PATH is not set")
 	}
@@ -97,4 +104,17 @@ func ForEachCLI(t *testing.T, f func(t *testing.T, cli CLI)) {
 	for _, cli := range CLIs(t) {
 		t.Run(cli.Name, func(t *testing.T) { f(t, cli) })
 	}
+}
+
+// useOpenTofu makes terraform-plugin-testing run tofu (TF_ACC_OPENTOFU=1):
+// TF_ACC_TERRAFORM_PATH is tofu, and the in-process provider is served
+// under registry.opentofu.org, the host tofu gives a bare source address
+// (under registry.terraform.io, tofu's init fails with "Inconsistent
+// dependency lock file": the required provider is not among the reattached
+// ones).
+func useOpenTofu(t *testing.T) {
+	t.Helper()
+	cli := OpenTofu(t)
+	t.Setenv("TF_ACC_TERRAFORM_PATH", cli.Path)
+	t.Setenv("TF_ACC_PROVIDER_HOST", cli.Registry)
 }

@@ -4,12 +4,14 @@
 package examples_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
@@ -104,10 +106,47 @@ func TestAccDataSourceExamples(t *testing.T) {
 	}
 }
 
-// Whole scenarios run through the terraform CLI, as `make demo` does.
+// Whole scenarios run through the CLI, as `make demo` does: under Terraform
+// and under OpenTofu (acctest.CLIs; subtests terraform/<dir>, tofu/<dir>).
 func TestAccScenarios(t *testing.T) {
 	env := acctest.Env(t)
-	for _, dir := range []string{"quickstart", "teams", "model-cache"} {
-		t.Run(dir, func(t *testing.T) { scenario(t, env, dir, nil) })
+	acctest.ForEachCLI(t, func(t *testing.T, cli acctest.CLI) {
+		for _, dir := range []string{"quickstart", "teams", "model-cache"} {
+			t.Run(dir, func(t *testing.T) { scenario(t, env, cli, dir, nil) })
+		}
+	})
+}
+
+// A team moving from Terraform to OpenTofu: the state Terraform wrote (its
+// provider at registry.terraform.io/aiplatform/aiplatform) is planned by tofu
+// with no changes, and tofu destroys what Terraform created.
+func TestAccSwitchToOpenTofu(t *testing.T) {
+	env := acctest.Env(t)
+	byName := map[string]acctest.CLI{}
+	for _, cli := range acctest.CLIs(t) {
+		byName[cli.Name] = cli
+	}
+	tf, tfOK := byName["terraform"]
+	tofu, tofuOK := byName["tofu"]
+	if !tfOK || !tofuOK {
+		t.Skip("needs both CLIs (TF_ACC_CLIS)")
+	}
+	w := acctest.NewWorkspaceFor(t, env, "teams", tf)
+	if _, err := w.Run("apply", "-auto-approve"); err != nil {
+		t.Fatal(err)
+	}
+	w.SetCLI(tofu)
+	if code, out := w.PlanExitCode(); code != 0 {
+		t.Fatalf("tofu plan -detailed-exitcode on Terraform's state exited %d, want 0:\n%s", code, out)
+	}
+	if _, err := w.Run("destroy", "-auto-approve"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := env.Dynamic.Resource(clusterQueues).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Fatalf("%d ClusterQueues left after tofu destroy, want none (%s, …)", len(list.Items), list.Items[0].GetName())
 	}
 }

@@ -56,11 +56,11 @@ func conditionTrue(obj map[string]any, condition string) bool {
 	return false
 }
 
-// scenario applies an example directory with the terraform CLI, checks that
-// `terraform plan -detailed-exitcode` then exits 0 and that Kueue made every
+// scenario applies an example directory with the CLI, checks that
+// `plan -detailed-exitcode` then exits 0 and that Kueue made every
 // ClusterQueue Active, and runs judge while the example is in place.
-func scenario(t *testing.T, env *testenv.Env, dir string, judge func(t *testing.T)) {
-	w := acctest.NewWorkspace(t, env, dir)
+func scenario(t *testing.T, env *testenv.Env, cli acctest.CLI, dir string, judge func(t *testing.T)) {
+	w := acctest.NewWorkspaceFor(t, env, dir, cli)
 	if _, err := w.Run("apply", "-auto-approve"); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +75,15 @@ func scenario(t *testing.T, env *testenv.Env, dir string, judge func(t *testing.
 	}
 }
 
+// judged runs scenario under each CLI (subtests terraform, tofu); the judge's
+// Jobs carry the CLI's name so that one run's Jobs, deleted in the
+// background, never meet the next run's.
+func judged(t *testing.T, env *testenv.Env, dir string, judge func(t *testing.T, cli acctest.CLI)) {
+	acctest.ForEachCLI(t, func(t *testing.T, cli acctest.CLI) {
+		scenario(t, env, cli, dir, func(t *testing.T) { judge(t, cli) })
+	})
+}
+
 func suspended(s acctest.State) bool { return s.Suspended && s.Pods == 0 }
 func running(s acctest.State) bool   { return !s.Suspended && s.Pods > 0 && s.Scheduled == s.Pods }
 func complete(s acctest.State) bool  { return s.Complete }
@@ -84,9 +93,9 @@ func complete(s acctest.State) bool  { return s.Complete }
 // pods, and admits it once the first has finished.
 func TestAccQuickstartWalkthrough(t *testing.T) {
 	env := acctest.Env(t)
-	scenario(t, env, "quickstart", func(t *testing.T) {
-		first := acctest.Job{Namespace: "default", Name: "walkthrough-1", Queue: "gpu-local-queue", GPUsPerPod: 1, RunFor: 6 * time.Second}
-		second := acctest.Job{Namespace: "default", Name: "walkthrough-2", Queue: "gpu-local-queue", GPUsPerPod: 1, RunFor: time.Second}
+	judged(t, env, "quickstart", func(t *testing.T, cli acctest.CLI) {
+		first := acctest.Job{Namespace: "default", Name: "walkthrough-1-" + cli.Name, Queue: "gpu-local-queue", GPUsPerPod: 1, RunFor: 6 * time.Second}
+		second := acctest.Job{Namespace: "default", Name: "walkthrough-2-" + cli.Name, Queue: "gpu-local-queue", GPUsPerPod: 1, RunFor: time.Second}
 		first.Submit(t, env)
 		first.Eventually(t, env, "admitted, pod scheduled", 20*time.Second, running)
 		second.Submit(t, env)
@@ -101,17 +110,17 @@ func TestAccQuickstartWalkthrough(t *testing.T) {
 // then yields them when production needs its quota back.
 func TestAccTeamsBorrowAndReclaim(t *testing.T) {
 	env := acctest.Env(t)
-	scenario(t, env, "teams", func(t *testing.T) {
+	judged(t, env, "teams", func(t *testing.T, cli acctest.CLI) {
 		// batch's H100 quota is 8 (a quarter of 32); 3 pods x 8 GPUs = 24
 		// fits only by borrowing research's and production's idle H100s.
-		batch := acctest.Job{Namespace: "default", Name: "batch-big", Queue: "batch", Priority: "batch", Pods: 3, GPUsPerPod: 8, RunFor: 10 * time.Minute}
+		batch := acctest.Job{Namespace: "default", Name: "batch-big-" + cli.Name, Queue: "batch", Priority: "batch", Pods: 3, GPUsPerPod: 8, RunFor: 10 * time.Minute}
 		batch.Submit(t, env)
 		batch.Eventually(t, env, "admitted by borrowing idle quota", 20*time.Second, running)
 
 		// production's own 16 H100s: only 8 are free, the rest is lent to
 		// batch, so Kueue reclaims them (reclaim_within_cohort = "Any") by
 		// evicting the batch job.
-		prod := acctest.Job{Namespace: "default", Name: "prod-serve", Queue: "production", Priority: "production", Pods: 2, GPUsPerPod: 8, RunFor: 10 * time.Minute}
+		prod := acctest.Job{Namespace: "default", Name: "prod-serve-" + cli.Name, Queue: "production", Priority: "production", Pods: 2, GPUsPerPod: 8, RunFor: 10 * time.Minute}
 		prod.Submit(t, env)
 		// Kueue evicts it; its Workload records the eviction. The job is not
 		// necessarily left suspended: seen here, Kueue re-admits it at once
@@ -130,11 +139,11 @@ func TestAccTeamsBorrowAndReclaim(t *testing.T) {
 // evicted when a high-priority one arrives.
 func TestAccPreemptionByPriority(t *testing.T) {
 	env := acctest.Env(t)
-	scenario(t, env, "testdata/preemption", func(t *testing.T) {
-		low := acctest.Job{Namespace: "default", Name: "solo-low", Queue: "solo", Priority: "low", GPUsPerPod: 8, RunFor: 10 * time.Minute}
+	judged(t, env, "testdata/preemption", func(t *testing.T, cli acctest.CLI) {
+		low := acctest.Job{Namespace: "default", Name: "solo-low-" + cli.Name, Queue: "solo", Priority: "low", GPUsPerPod: 8, RunFor: 10 * time.Minute}
 		low.Submit(t, env)
 		low.Eventually(t, env, "admitted", 20*time.Second, running)
-		high := acctest.Job{Namespace: "default", Name: "solo-high", Queue: "solo", Priority: "high", GPUsPerPod: 8, RunFor: 10 * time.Minute}
+		high := acctest.Job{Namespace: "default", Name: "solo-high-" + cli.Name, Queue: "solo", Priority: "high", GPUsPerPod: 8, RunFor: 10 * time.Minute}
 		high.Submit(t, env)
 		low.Eventually(t, env, "evicted (suspended again)", 30*time.Second, func(s acctest.State) bool { return s.Suspended })
 		high.Eventually(t, env, "admitted in its place", 30*time.Second, running)

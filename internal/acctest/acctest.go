@@ -42,6 +42,9 @@ func Env(t *testing.T) *testenv.Env {
 	// Serve the in-process provider as aiplatform/aiplatform, the address
 	// of `source = "aiplatform/aiplatform"`.
 	t.Setenv("TF_ACC_PROVIDER_NAMESPACE", "aiplatform")
+	if os.Getenv("TF_ACC_OPENTOFU") != "" {
+		useOpenTofu(t)
+	}
 	env := testenv.Current()
 	if env == nil {
 		t.Fatal("TF_ACC is set but no test cluster is running: the package's TestMain must call testenv.Main")

@@ -13,9 +13,10 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
-// Some scenarios run the real terraform CLI against the built provider, as a
-// user does (dev_overrides, no registry): plugin-testing's state checks do
-// not support for_each, and `plan -detailed-exitcode` is what GitOps runs.
+// Some scenarios run the real terraform (or tofu) CLI against the built
+// provider, as a user does (dev_overrides, no registry): plugin-testing's
+// state checks do not support for_each, and `plan -detailed-exitcode` is what
+// GitOps runs.
 
 var (
 	buildOnce sync.Once
@@ -47,14 +48,14 @@ func providerBinary(t *testing.T) string {
 	return binDir
 }
 
-// Workspace is a copy of an example directory with its own Terraform CLI
+// Workspace is a copy of an example directory with its own CLI
 // configuration pointing at the built provider.
 type Workspace struct {
 	t          *testing.T
 	dir        string
 	cliConfig  string
 	kubeconfig string
-	terraform  string
+	cli        CLI
 	// Env is added to terraform's environment (e.g. TF_LOG, TF_VAR_…).
 	Env []string
 }
@@ -65,14 +66,17 @@ func (w *Workspace) Dir() string { return w.dir }
 // SetKubeconfig points the workspace's kubeconfig variable elsewhere.
 func (w *Workspace) SetKubeconfig(path string) { w.kubeconfig = path }
 
-// NewWorkspace copies the *.tf files of src into a temp dir. The workspace is
-// destroyed (terraform destroy) when the test ends.
+// NewWorkspace copies the *.tf files of src into a temp dir, to be run by
+// Terraform (TF_ACC_TERRAFORM_PATH). The workspace is destroyed (terraform
+// destroy) when the test ends.
 func NewWorkspace(t *testing.T, env *testenv.Env, src string) *Workspace {
 	t.Helper()
-	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if tf == "" {
-		t.Fatal("TF_ACC_TERRAFORM_PATH is not set")
-	}
+	return NewWorkspaceFor(t, env, src, Terraform(t))
+}
+
+// NewWorkspaceFor is NewWorkspace run by the given CLI (see ForEachCLI).
+func NewWorkspaceFor(t *testing.T, env *testenv.Env, src string, cli CLI) *Workspace {
+	t.Helper()
 	bin := providerBinary(t)
 	dir := t.TempDir()
 	files, err := filepath.Glob(filepath.Join(src, "*.tf"))
@@ -88,21 +92,38 @@ func NewWorkspace(t *testing.T, env *testenv.Env, src string) *Workspace {
 			t.Fatal(err)
 		}
 	}
+	// TF_CLI_CONFIG_FILE is read by both CLIs. The overrides name the
+	// provider by its full addresses: `source = "aiplatform/aiplatform"`
+	// means registry.terraform.io/aiplatform/aiplatform to Terraform and
+	// registry.opentofu.org/aiplatform/aiplatform to OpenTofu (each CLI
+	// reads a bare key the same way, and ignores the other's entry), so
+	// either CLI can run the workspace (SetCLI).
 	rc := filepath.Join(dir, "terraformrc")
-	rcBody := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"aiplatform/aiplatform\" = %q\n  }\n  direct {}\n}\n", bin)
+	rcBody := "provider_installation {\n  dev_overrides {\n"
+	for _, host := range []string{terraformRegistry, openTofuRegistry} {
+		rcBody += fmt.Sprintf("    %q = %q\n", host+"/aiplatform/aiplatform", bin)
+	}
+	rcBody += "  }\n  direct {}\n}\n"
 	if err := os.WriteFile(rc, []byte(rcBody), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w := &Workspace{t: t, dir: dir, cliConfig: rc, kubeconfig: env.Kubeconfig, terraform: tf}
+	w := &Workspace{t: t, dir: dir, cliConfig: rc, kubeconfig: env.Kubeconfig, cli: cli}
 	t.Cleanup(func() {
 		if _, err := w.Run("destroy", "-auto-approve"); err != nil {
-			t.Errorf("terraform destroy: %v", err)
+			t.Errorf("%s destroy: %v", w.cli.Name, err)
 		}
 	})
 	return w
 }
 
-// Run runs terraform with the workspace's variables; the error carries the
+// CLI is the CLI that runs the workspace.
+func (w *Workspace) CLI() CLI { return w.cli }
+
+// SetCLI runs the workspace with another CLI from now on (the cleanup's
+// destroy included), as a team switching from Terraform to OpenTofu does.
+func (w *Workspace) SetCLI(cli CLI) { w.cli = cli }
+
+// Run runs the workspace's CLI with its variables; the error carries the
 // output. An exit code other than 0 is an *exec.ExitError.
 func (w *Workspace) Run(args ...string) (string, error) {
 	// Options go right after the command, before its positional arguments
@@ -114,19 +135,19 @@ func (w *Workspace) Run(args ...string) (string, error) {
 	}
 	full = append(full, "-input=false", "-no-color", "-var", "kubeconfig="+w.kubeconfig)
 	full = append(full, args...)
-	cmd := exec.Command(w.terraform, full...)
+	cmd := exec.Command(w.cli.Path, full...)
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.cliConfig, "TF_IN_AUTOMATION=1")
 	cmd.Env = append(cmd.Env, w.Env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if err != nil {
-		return out.String(), fmt.Errorf("terraform %v: %w\n%s", args, err, out.String())
+		return out.String(), fmt.Errorf("%s %v: %w\n%s", w.cli.Name, args, err, out.String())
 	}
 	return out.String(), nil
 }
 
-// PlanExitCode runs `terraform plan -detailed-exitcode`: 0 no changes, 2 changes.
+// PlanExitCode runs `plan -detailed-exitcode`: 0 no changes, 2 changes.
 func (w *Workspace) PlanExitCode() (int, string) {
 	out, err := w.Run("plan", "-detailed-exitcode")
 	var exit *exec.ExitError

@@ -20,10 +20,15 @@ import (
 )
 
 // With TF_LOG=TRACE, a full apply, plan and destroy never print the token,
-// and the state file does not hold it.
+// and the state file does not hold it — under Terraform and under OpenTofu,
+// whose logs and state are their own code.
 func TestAccCredentialsNeverLeak(t *testing.T) {
 	env := acctest.Env(t)
-	w := acctest.NewWorkspace(t, env, "testdata/secrets")
+	acctest.ForEachCLI(t, func(t *testing.T, cli acctest.CLI) { credentialsNeverLeak(t, env, cli) })
+}
+
+func credentialsNeverLeak(t *testing.T, env *testenv.Env, cli acctest.CLI) {
+	w := acctest.NewWorkspaceFor(t, env, "testdata/secrets", cli)
 	w.Env = []string{"TF_LOG=TRACE", "TF_VAR_host=" + env.Host, "TF_VAR_token=" + env.Token, "TF_VAR_ca=" + string(env.CAData)}
 	var logs strings.Builder
 	for _, args := range [][]string{{"apply", "-auto-approve"}, {"plan"}, {"apply", "-auto-approve", "-refresh-only"}} {
@@ -50,7 +55,8 @@ func TestAccCredentialsNeverLeak(t *testing.T) {
 }
 
 // The ClusterRole of the docs is enough: examples/teams applies, plans empty
-// and destroys with a ServiceAccount token bound to exactly that role.
+// and destroys with a ServiceAccount token bound to exactly that role, under
+// Terraform and under OpenTofu.
 func TestAccLeastPrivilegeRole(t *testing.T) {
 	env := acctest.Env(t)
 	if env.External {
@@ -95,14 +101,16 @@ func TestAccLeastPrivilegeRole(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	writeTokenKubeconfig(t, env, kubeconfig, tr.Status.Token)
 
-	w := acctest.NewWorkspace(t, env, "../../examples/teams")
-	w.SetKubeconfig(kubeconfig) // apply, plan and the cleanup's destroy all use the role's token
-	if _, err := w.Run("apply", "-auto-approve"); err != nil {
-		t.Fatal(err)
-	}
-	if code, out := w.PlanExitCode(); code != 0 {
-		t.Fatalf("plan -detailed-exitcode with the role's token exited %d:\n%s", code, out)
-	}
+	acctest.ForEachCLI(t, func(t *testing.T, cli acctest.CLI) {
+		w := acctest.NewWorkspaceFor(t, env, "../../examples/teams", cli)
+		w.SetKubeconfig(kubeconfig) // apply, plan and the cleanup's destroy all use the role's token
+		if _, err := w.Run("apply", "-auto-approve"); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := w.PlanExitCode(); code != 0 {
+			t.Fatalf("plan -detailed-exitcode with the role's token exited %d:\n%s", code, out)
+		}
+	})
 }
 
 func writeTokenKubeconfig(t *testing.T, env *testenv.Env, path, token string) {

@@ -244,44 +244,6 @@ func Size(in Input) (Result, error) {
 	return r, nil
 }
 
-// MaxConcurrency is ⌊(usable × gpus − weights) ÷ kv⌋, never negative.
-func MaxConcurrency(usable, gpus, weights, kv int64) int64 {
-	if kv <= 0 {
-		return 0
-	}
-	free := usable*gpus - weights
-	if free <= 0 {
-		return 0
-	}
-	return free / kv
-}
-
-// CheckFit reports whether weights ÷ tensorParallel fit one GPU's usable
-// memory, with a message that shows the arithmetic when they do not.
-func CheckFit(weights, gpuBytes int64, reserve float64, tensorParallel int64) error {
-	if tensorParallel < 1 {
-		return fmt.Errorf("tensor_parallel must be at least 1, got %d", tensorParallel)
-	}
-	usable, err := UsablePerGPU(gpuBytes, reserve)
-	if err != nil {
-		return err
-	}
-	per := (weights + tensorParallel - 1) / tensorParallel
-	if per <= usable {
-		return nil
-	}
-	min := int64(1)
-	for min*usable < weights && min <= MaxGPUs {
-		min *= 2
-	}
-	hint := fmt.Sprintf("tensor_parallel %d would fit", min)
-	if min > MaxGPUs {
-		hint = fmt.Sprintf("not even %d GPUs hold it", MaxGPUs)
-	}
-	return fmt.Errorf("weights of %s ÷ tensor_parallel %d = %s per GPU, but a %s GPU holds %s after the %v reserve (%s)",
-		GB(weights), tensorParallel, GB(per), GB(gpuBytes), GB(usable), reserve, hint)
-}
-
 // GB prints bytes in GB (10^9 bytes), with at most two decimals.
 func GB(b int64) string {
 	v := math.Round(float64(b)/1e7) / 100

@@ -184,23 +184,6 @@ func TestGPUMemoryFromLabel(t *testing.T) {
 	}
 }
 
-func TestCheckFit(t *testing.T) {
-	if err := CheckFit(140e9, 80e9, 0.1, 2); err != nil {
-		t.Errorf("70B fp16 at tp 2: %v", err)
-	}
-	err := CheckFit(140e9, 80e9, 0.1, 1)
-	want := "weights of 140 GB ÷ tensor_parallel 1 = 140 GB per GPU, but a 80 GB GPU holds 72 GB after the 0.1 reserve (tensor_parallel 2 would fit)"
-	if err == nil || err.Error() != want {
-		t.Errorf("got %v\nwant %s", err, want)
-	}
-	if err := CheckFit(10000e9, 80e9, 0.1, 8); err == nil || !strings.Contains(err.Error(), "not even 64 GPUs") {
-		t.Errorf("got %v", err)
-	}
-	if err := CheckFit(1, 80e9, 0.1, 0); err == nil {
-		t.Error("tensor_parallel 0 accepted")
-	}
-}
-
 func TestGB(t *testing.T) {
 	for b, want := range map[int64]string{140e9: "140 GB", 77309411328: "77.31 GB", 0: "0 GB", 5e8: "0.5 GB"} {
 		if got := GB(b); got != want {

@@ -9,9 +9,12 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	tfpath "github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 )
@@ -38,16 +41,20 @@ func (r *releaseResource[T, P]) MoveState(context.Context) []resource.StateMover
 			return
 		}
 		resp.Diagnostics.Append(object.SetRef(ctx, &resp.TargetState, ref, true)...)
+		if c := chartFrom(req.SourceRawState, r.spec.Chart.Default); c != nil {
+			resp.Diagnostics.Append(resp.TargetState.SetAttribute(ctx, tfpath.Root("chart"), c)...)
+		}
 	}}}
 }
 
 // helmReleaseState is the part of a helm_release state the move reads.
 // metadata is a list of one object in hashicorp/helm v2 and an object in v3.
 type helmReleaseState struct {
-	Name      string          `json:"name"`
-	Namespace string          `json:"namespace"`
-	Chart     string          `json:"chart"`
-	Metadata  json.RawMessage `json:"metadata"`
+	Name       string          `json:"name"`
+	Namespace  string          `json:"namespace"`
+	Chart      string          `json:"chart"`
+	Repository string          `json:"repository"`
+	Metadata   json.RawMessage `json:"metadata"`
 }
 
 // versionSuffix is a chart archive's or directory's "-1.2.3" suffix.
@@ -101,4 +108,28 @@ func metadataChart(b json.RawMessage) string {
 		return list[0].Chart
 	}
 	return ""
+}
+
+// chartFrom is where the helm_release took its chart from, as this
+// resource's `chart` says it — nil when it is the resource's default source
+// (a configuration that leaves `chart` out): `repository` and `chart`, an
+// `oci://…/name` reference, or a local path.
+func chartFrom(raw *tfprotov6.RawState, def helm.Source) *chartModel {
+	var s helmReleaseState
+	if raw == nil || json.Unmarshal(raw.JSON, &s) != nil || s.Chart == "" {
+		return nil
+	}
+	repo, name := s.Repository, s.Chart
+	switch {
+	case repo != "":
+	case strings.HasPrefix(name, "oci://"):
+		repo, name = path.Dir(name), path.Base(name)
+		repo = strings.Replace(repo, "oci:/", "oci://", 1) // path.Dir collapses the double slash
+	default:
+		return &chartModel{Repository: types.StringNull(), Name: types.StringNull(), Path: types.StringValue(name)}
+	}
+	if strings.TrimSuffix(repo, "/") == strings.TrimSuffix(def.Repository, "/") && name == def.Name {
+		return nil
+	}
+	return &chartModel{Repository: types.StringValue(repo), Name: types.StringValue(name), Path: types.StringNull()}
 }

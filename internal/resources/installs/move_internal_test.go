@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
@@ -41,5 +42,27 @@ func TestReleaseRef(t *testing.T) {
 				t.Fatalf("got %v %v, want %v", got, diags, c.want)
 			}
 		})
+	}
+}
+
+func TestChartFrom(t *testing.T) {
+	def := helm.Kueue.Default
+	cases := map[string]string{
+		`{"chart":"oci://registry.k8s.io/kueue/charts/kueue"}`:                 "<nil>",
+		`{"repository":"oci://registry.k8s.io/kueue/charts","chart":"kueue"}`:  "<nil>",
+		`{"repository":"oci://registry.k8s.io/kueue/charts/","chart":"kueue"}`: "<nil>",
+		`{"chart":"oci://mirror.example/kueue/kueue"}`:                         `"oci://mirror.example/kueue" "kueue" <null>`,
+		`{"repository":"https://charts.example","chart":"kueue"}`:              `"https://charts.example" "kueue" <null>`,
+		`{"chart":"./charts/kueue"}`:                                           `<null> <null> "./charts/kueue"`,
+		`{"name":"x"}`:                                                         "<nil>",
+	}
+	for state, want := range cases {
+		got := "<nil>"
+		if c := chartFrom(&tfprotov6.RawState{JSON: []byte(state)}, def); c != nil {
+			got = c.Repository.String() + " " + c.Name.String() + " " + c.Path.String()
+		}
+		if got != want {
+			t.Errorf("%s: got %s, want %s", state, got, want)
+		}
 	}
 }

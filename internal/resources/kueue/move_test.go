@@ -74,8 +74,14 @@ func TestAccMoveFromKubernetesManifest(t *testing.T) {
 	}
 
 	w := acctest.NewWorkspace(t, env, "testdata/move")
-	acctest.UseSourceProviders(t, w)
 	acctest.WriteState(t, w, states...)
+	// What the guide says: Terraform cannot plan the move while the source
+	// provider is not installed.
+	if out, err := w.Run("plan"); err == nil || !strings.Contains(out, "Missing required provider") ||
+		!strings.Contains(out, "registry.terraform.io/hashicorp/kubernetes") {
+		t.Fatalf("plan without hashicorp/kubernetes installed: want \"Missing required provider\", got %v:\n%s", err, out)
+	}
+	acctest.UseSourceProviders(t, w)
 
 	out, err := w.Run("plan")
 	if err != nil {

@@ -2,6 +2,7 @@ package serving_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,9 @@ import (
 // -json of a saved plan) holds the token or any value of the Secret. The
 // resources take credentials only by Secret reference, so the provider never
 // has a credential to pass on, store or mark write-only; the token is
-// provider configuration, which Terraform never stores.
+// provider configuration, which Terraform keeps out of the state — but a
+// saved plan records input variables, sensitive ones included, so the
+// token's variable must be ephemeral (testdata/secrets_audit/main.tf).
 func TestAccSecretsNeverInStateOrPlan(t *testing.T) {
 	env := acctest.Env(t)
 	ctx := context.Background()
@@ -61,7 +64,7 @@ resource "aiplatform_checkpoint_store" "bucket" {
 	if _, err := w.Run("plan", "-out=create.tfplan"); err != nil {
 		t.Fatal(err)
 	}
-	createPlan, err := w.Run("show", "-json", "create.tfplan")
+	createPlan, err := w.ShowJSON("create.tfplan")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,7 @@ resource "aiplatform_checkpoint_store" "bucket" {
 	if _, err := w.Run("plan", "-out=refresh.tfplan"); err != nil {
 		t.Fatal(err)
 	}
-	refreshPlan, err := w.Run("show", "-json", "refresh.tfplan")
+	refreshPlan, err := w.ShowJSON("refresh.tfplan")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +95,24 @@ resource "aiplatform_checkpoint_store" "bucket" {
 	for what, doc := range map[string]string{"state file": string(state), "plan JSON (create)": createPlan, "plan JSON (refresh)": refreshPlan} {
 		for name, v := range secrets {
 			if strings.Contains(doc, v) {
-				t.Errorf("the %s holds the %s", what, name)
+				t.Errorf("the %s holds the %s (in %s)", what, name, whereIn(doc, v))
 			}
 		}
 	}
 	t.Logf("%d bytes of state, %d + %d bytes of plan JSON: no token, no Secret value", len(state), len(createPlan), len(refreshPlan))
+}
+
+// whereIn names the top-level keys of a JSON document whose values hold v.
+func whereIn(doc, v string) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal([]byte(doc), &top) != nil {
+		return "not a JSON object"
+	}
+	var keys []string
+	for k, raw := range top {
+		if strings.Contains(string(raw), v) {
+			keys = append(keys, k)
+		}
+	}
+	return strings.Join(keys, ", ")
 }

@@ -11,9 +11,15 @@ terraform {
 variable "kubeconfig" { type = string }
 variable "host" { type = string }
 variable "ca" { type = string }
+# ephemeral (Terraform >= 1.10), not only sensitive: a saved plan records the
+# values of input variables, sensitive ones included, and `terraform show
+# -json` prints them under "variables" (found by this audit). An ephemeral
+# variable is neither in the plan nor in the state; it is given again at
+# apply (here by TF_VAR_token).
 variable "token" {
   type      = string
   sensitive = true
+  ephemeral = true
 }
 
 provider "aiplatform" {

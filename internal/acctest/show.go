@@ -10,7 +10,7 @@ import (
 // ShowJSON runs `terraform show -json PLANFILE` in w (show takes neither
 // -input nor -var, which Run adds) and returns its standard output.
 func (w *Workspace) ShowJSON(planFile string) (string, error) {
-	cmd := exec.Command(w.terraform, "-chdir="+w.dir, "show", "-no-color", "-json", planFile)
+	cmd := exec.Command(w.cli.Path, "-chdir="+w.dir, "show", "-no-color", "-json", planFile)
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.cliConfig, "TF_IN_AUTOMATION=1")
 	cmd.Env = append(cmd.Env, w.Env...)
 	var out, errOut bytes.Buffer

@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
 type kueueModel struct {
@@ -27,11 +26,10 @@ type kueueModel struct {
 	WaitForPodsReady           *waitForPodsReady `tfsdk:"wait_for_pods_ready"`
 	FeatureGates               types.Map         `tfsdk:"feature_gates"`
 	Replicas                   types.Int64       `tfsdk:"replicas"`
-}
-
-type waitForPodsReady struct {
-	Enable  types.Bool   `tfsdk:"enable"`
-	Timeout types.String `tfsdk:"timeout"`
+	// kueue_settings.go
+	FairSharing          *kueueFairSharing          `tfsdk:"fair_sharing"`
+	AdmissionFairSharing *kueueAdmissionFairSharing `tfsdk:"admission_fair_sharing"`
+	MultiKueue           *kueueMultiKueue           `tfsdk:"multikueue"`
 }
 
 // NewKueue is aiplatform_kueue.
@@ -51,7 +49,7 @@ func NewKueue() resource.Resource {
 			"Resources that need Kueue's CRDs (`aiplatform_cluster_queue`, …) plan without them and apply after the install when " +
 			"they reference this resource or list it in `depends_on`, so an empty cluster gets Kueue and its queues in one apply. " +
 			"The chart's default integrations include `pod`, `deployment` and `statefulset`; this resource replaces them.",
-		Attributes: map[string]schema.Attribute{
+		Attributes: kueueAttributes(map[string]schema.Attribute{
 			"integrations": schema.SetAttribute{ElementType: types.StringType, Optional: true, Computed: true,
 				Default: setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})),
 				MarkdownDescription: "Kueue integrations (`integrations.frameworks`), e.g. `batch/job`, `jobset.x-k8s.io/jobset`, " +
@@ -60,18 +58,12 @@ func NewKueue() resource.Resource {
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1)}},
 			"manage_jobs_without_queue_name": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Kueue also manages (suspends until admitted) Jobs without the `kueue.x-k8s.io/queue-name` label. Default `false`; refused while Volcano is present."},
-			"wait_for_pods_ready": schema.SingleNestedAttribute{Optional: true,
-				MarkdownDescription: "All-or-nothing admission: a workload whose pods are not all ready within `timeout` is evicted and requeued. Unset leaves the chart's setting (off).",
-				Attributes: map[string]schema.Attribute{
-					"enable":  schema.BoolAttribute{Required: true, MarkdownDescription: "Turn it on or off."},
-					"timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "How long the pods may take, as a duration (`\"5m\"`, the default when enabled).", Validators: []validator.String{validators.Duration(0, 0)}},
-				}},
 			"feature_gates": schema.MapAttribute{ElementType: types.BoolType, Optional: true,
 				MarkdownDescription: "Kueue feature gates, e.g. `{ TopologyAwareScheduling = true }` (the chart's `controllerManager.featureGates`)."},
 			"replicas": schema.Int64Attribute{Optional: true,
 				MarkdownDescription: "Replicas of the controller manager (the chart's default is 1).",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)}},
-		},
+		}),
 		Config: func(m *kueueModel) (helm.Config, bool) {
 			return m.config(), !m.Integrations.IsUnknown() && !m.ManageJobsWithoutQueueName.IsUnknown()
 		},
@@ -94,9 +86,7 @@ func setStrings(s types.Set) []string {
 // config is Kueue's configuration as m sets it.
 func (m *kueueModel) config() helm.KueueConfig {
 	c := helm.KueueConfig{Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool()}
-	if w := m.WaitForPodsReady; w != nil {
-		c.WaitForPodsReady = &helm.WaitForPodsReady{Enable: w.Enable.ValueBool(), Timeout: w.Timeout.ValueString()}
-	}
+	m.settings(&c)
 	if !m.Replicas.IsNull() {
 		n := m.Replicas.ValueInt64()
 		c.Replicas = &n
@@ -124,9 +114,7 @@ func kueueFromValues(values map[string]any, m *kueueModel) {
 		}
 		m.Integrations = types.SetValueMust(types.StringType, vals)
 		m.ManageJobsWithoutQueueName = types.BoolValue(c.ManageJobsWithoutQueueName)
-		if w := c.WaitForPodsReady; w != nil {
-			m.WaitForPodsReady = &waitForPodsReady{Enable: types.BoolValue(w.Enable), Timeout: types.StringValue(w.Timeout)}
-		}
+		m.settingsFromConfig(c)
 	}
 	if c.Replicas != nil {
 		m.Replicas = types.Int64Value(*c.Replicas)
@@ -140,8 +128,16 @@ func kueueFromValues(values map[string]any, m *kueueModel) {
 	}
 }
 
+// kueueAttributes are attrs and the manager configuration's sections.
+func kueueAttributes(attrs map[string]schema.Attribute) map[string]schema.Attribute {
+	for k, v := range kueueSettingsAttributes() {
+		attrs[k] = v
+	}
+	return attrs
+}
+
 func validateKueue(m *kueueModel) diag.Diagnostics {
-	var diags diag.Diagnostics
+	diags := validateSettings(m)
 	if w := m.WaitForPodsReady; w != nil && !w.Enable.IsUnknown() && !w.Enable.ValueBool() && !w.Timeout.IsNull() {
 		diags.AddAttributeWarning(path.Root("wait_for_pods_ready").AtName("timeout"), "Timeout without effect",
 			"wait_for_pods_ready.timeout is ignored while enable = false.")

@@ -37,20 +37,75 @@ func wantFrameworks(want string) func(map[string]any) error {
 
 // Install, drift (Deployment scaled and manager configuration edited out of
 // band), re-apply, upgrade, a failed upgrade that rolls back, import,
-// uninstall keeping the CRDs.
+// uninstall keeping the CRDs: with Kueue v0.17.0's chart (its manager run by
+// the pod runner).
 func TestAccKueue(t *testing.T) {
+	testAccKueue(t, "v0.17.0", `  feature_gates = { TopologyAwareScheduling = true }
+  wait_for_pods_ready = { enable = true, timeout = "7m" }`, nil)
+}
+
+// The same with v0.19.2's chart and manager (the provider's default), with
+// every typed section of the manager configuration set: the real v0.19.2
+// manager starts with them (it refuses a configuration it cannot decode),
+// and an import reads them back. Then WaitForPodsReady turned off, which on
+// v0.19 (on by default) is the feature gate DisableWaitForPodsReady.
+func TestAccKueue019(t *testing.T) {
+	env := acctest.Env(t)
+	off := acctest.Provider(env) + kueueBlockAt(t, "v0.19.2", `  replicas = 2
+  integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
+  wait_for_pods_ready = { enable = false }`)
+	addr := "aiplatform_kueue.this"
+	testAccKueue(t, "v0.19.2", `  feature_gates = { TopologyAwareScheduling = true, AdmissionFairSharing = true }
+  wait_for_pods_ready = {
+    enable             = true
+    timeout            = "7m"
+    block_admission    = true
+    recovery_timeout   = "2m"
+    requeuing_strategy = { timestamp = "Creation", backoff_limit_count = 5, backoff_base_seconds = 30, backoff_max_seconds = 600 }
+  }
+  fair_sharing           = { preemption_strategies = ["LessThanInitialShare"] }
+  admission_fair_sharing = { usage_half_life_time = "168h", usage_sampling_interval = "5m", resource_weights = { "nvidia.com/gpu" = 10, cpu = 0.5 } }
+  multikueue             = { gc_interval = "2m", worker_lost_timeout = "10m", origin = "platform" }`,
+		[]resource.TestStep{{
+			Config: off,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				kueueDeployment.Equal(env, 2, "status", "readyReplicas"),
+				kueueDeployment.Check(env, func(obj map[string]any) error {
+					if !strings.Contains(fmt.Sprint(obj["spec"]), "--feature-gates=DisableWaitForPodsReady=true") {
+						return fmt.Errorf("WaitForPodsReady off on v0.19 without the feature gate DisableWaitForPodsReady: %v", obj["spec"])
+					}
+					return nil
+				}),
+				kueueConfig.Check(env, func(obj map[string]any) error {
+					if strings.Contains(fmt.Sprint(obj["data"]), "waitForPodsReady") {
+						return fmt.Errorf("waitForPodsReady still in the manager configuration: %v", obj["data"])
+					}
+					return nil
+				}),
+			),
+		}, {
+			ResourceName: addr, ImportState: true, ImportStateId: "kueue-system/kueue", ImportStateVerify: true,
+			ImportStateVerifyIgnore: []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "revision"},
+		}})
+}
+
+// testAccKueue is TestAccKueue with a chart version, the typed settings of
+// the upgrade step, and steps after it.
+func testAccKueue(t *testing.T, version, settings string, more []resource.TestStep) {
 	env := acctest.Env(t)
 	addr := "aiplatform_kueue.this"
-	cfg := func(extra string) string { return acctest.Provider(env) + kueueBlock(t, extra) }
+	cfg := func(extra string) string { return acctest.Provider(env) + kueueBlockAt(t, version, extra) }
 	base := cfg("")
 	scaled := cfg(`  replicas = 2
   integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
-  feature_gates = { TopologyAwareScheduling = true }
-  wait_for_pods_ready = { enable = true, timeout = "7m" }`)
+` + settings)
 	broken := cfg(`  replicas = 2
   integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
-  feature_gates = { TopologyAwareScheduling = true }
-  wait_for_pods_ready = { enable = true, timeout = "7m" }
+` + settings + `
   values = <<-EOT
     controllerManager:
       manager:
@@ -60,7 +115,7 @@ func TestAccKueue(t *testing.T) {
   EOT`)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
-		Steps: []resource.TestStep{
+		Steps: append([]resource.TestStep{
 			{
 				// Installed, every object ready, and no drift right after.
 				Config: base,
@@ -147,7 +202,7 @@ func TestAccKueue(t *testing.T) {
 				ResourceName: addr, ImportState: true, ImportStateId: "kueue",
 				ExpectError: acctest.ErrorMatching(`expected "namespace/release"`),
 			},
-		},
+		}, more...),
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
 			kueueDeployment.Gone(env),
 			kueueCRD.Check(env, func(map[string]any) error { return nil }), // CRDs stay

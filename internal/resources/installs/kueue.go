@@ -48,7 +48,19 @@ func NewKueue() resource.Resource {
 			"The default, `[\"batch/job\"]`, coexists with Volcano.\n\n" +
 			"Resources that need Kueue's CRDs (`aiplatform_cluster_queue`, …) plan without them and apply after the install when " +
 			"they reference this resource or list it in `depends_on`, so an empty cluster gets Kueue and its queues in one apply. " +
-			"The chart's default integrations include `pod`, `deployment` and `statefulset`; this resource replaces them.",
+			"The chart's default integrations include `pod`, `deployment` and `statefulset`; this resource replaces them.\n\n" +
+			"**Kueue 0.19** (the default `version`, 0.19.2; 0.17.0 keeps working) changes what users see:\n" +
+			"- WaitForPodsReady is on by default (timeout 30m, recovery timeout 30m): a workload whose pods are not all ready " +
+			"within 30 minutes is evicted and requeued. `wait_for_pods_ready = { enable = false }` turns it off (on 0.19 with the " +
+			"feature gate `DisableWaitForPodsReady`, which the provider sets); leaving `wait_for_pods_ready` unset keeps Kueue's default.\n" +
+			"- KubeRay sidecars count against quota: a RayJob in `SidecarMode` reserves its submitter (500m CPU, 200Mi memory by default) " +
+			"and an autoscaling RayCluster its autoscaler (500m CPU, 512Mi) on the head pod; ClusterQueues sized to the pods alone may " +
+			"stop admitting them.\n" +
+			"- The `kueue.x-k8s.io/queue-name` label can no longer be removed from a running Ray job; LeaderWorkerSet group size is " +
+			"immutable while Kueue manages it (gate `LWSImmutableGroupSize`).\n" +
+			"- Topology-aware scheduling: `TASMultiLayerTopology` and hostname-prefix assignment encoding are on by default (feature gates).\n" +
+			"- MultiKueue: kubeconfigs with `locationType = Path` should move under `/etc/multikueue/kubeconfigs`; " +
+			"`multikueue.incremental_step_size` (0.19 only) configures the incremental dispatcher.",
 		Attributes: kueueAttributes(map[string]schema.Attribute{
 			"integrations": schema.SetAttribute{ElementType: types.StringType, Optional: true, Computed: true,
 				Default: setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})),

@@ -240,6 +240,37 @@ func TestAccKueueInvalid(t *testing.T) {
 				PlanOnly:    true,
 				ExpectError: acctest.ErrorMatching("set either path, or repository and name, not both"),
 			},
+			// The manager configuration's sections.
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { wait_for_pods_ready = { enable = false, block_admission = true } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching("wait_for_pods_ready.block_admission needs enable = true"),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { wait_for_pods_ready = { enable = true, recovery_timeout = "-1m" } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`"-1m" is not a duration of 0s or more`),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { wait_for_pods_ready = { enable = true, requeuing_strategy = { timestamp = "Admission" } } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`wait_for_pods_ready.requeuing_strategy.timestamp`, "Eviction"),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { fair_sharing = { preemption_strategies = ["Fair"] } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`LessThanOrEqualToFinalShare`),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { admission_fair_sharing = { usage_half_life_time = "a week" } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`"a week" is not a duration`),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { multikueue = { incremental_step_size = 2 } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching("multikueue.incremental_step_size is the step of the incremental dispatcher"),
+			},
 		},
 	})
 }

@@ -13,7 +13,7 @@ resource "aiplatform_kueue" "this" {
     requeuing_strategy = { backoff_limit_count = 5, backoff_base_seconds = 60 }
   }
   # Fair sharing between the ClusterQueues of a cohort.
-  fair_sharing  = {}
+  fair_sharing  = { preemption_strategies = ["LessThanOrEqualToFinalShare", "LessThanInitialShare"] }
   feature_gates = { TopologyAwareScheduling = true }
 
   # Anything else of the chart, as YAML.

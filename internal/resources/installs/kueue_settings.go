@@ -92,9 +92,9 @@ func kueueSettingsAttributes() map[string]schema.Attribute {
 		"fair_sharing": schema.SingleNestedAttribute{Optional: true,
 			MarkdownDescription: "Fair sharing between the ClusterQueues of a cohort (`fairSharing`, on when set): borrowing and preemption follow each queue's `fair_sharing.weight`.",
 			Attributes: map[string]schema.Attribute{
-				"preemption_strategies": schema.ListAttribute{ElementType: types.StringType, Optional: true,
-					MarkdownDescription: "`LessThanOrEqualToFinalShare`, `LessThanInitialShare`, tried in order (Kueue's default: both, in that order).",
-					Validators:          []validator.List{listvalidator.UniqueValues(), listvalidator.ValueStringsAre(stringvalidator.OneOf("LessThanOrEqualToFinalShare", "LessThanInitialShare"))}},
+				"preemption_strategies": schema.ListAttribute{ElementType: types.StringType, Required: true,
+					MarkdownDescription: "`LessThanOrEqualToFinalShare`, `LessThanInitialShare`, tried in order; Kueue's manager refuses to start without one, so set e.g. both, in that order.",
+					Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(), listvalidator.ValueStringsAre(stringvalidator.OneOf("LessThanOrEqualToFinalShare", "LessThanInitialShare"))}},
 			}},
 		"admission_fair_sharing": schema.SingleNestedAttribute{Optional: true,
 			MarkdownDescription: "Admission fair sharing (`admissionFairSharing`): a ClusterQueue whose `admissionScope.admissionMode` is `UsageBasedAdmissionFairSharing` admits first from the LocalQueues that used least recently. " +

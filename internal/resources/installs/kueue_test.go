@@ -257,6 +257,12 @@ func TestAccKueueInvalid(t *testing.T) {
 				ExpectError: acctest.ErrorMatching(`wait_for_pods_ready.requeuing_strategy.timestamp`, "Eviction"),
 			},
 			{
+				// Kueue's manager does not start with fairSharing but no strategy.
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { fair_sharing = { preemption_strategies = [] } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`preemption_strategies list must contain at least 1 elements`),
+			},
+			{
 				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { fair_sharing = { preemption_strategies = ["Fair"] } }`,
 				PlanOnly:    true,
 				ExpectError: acctest.ErrorMatching(`LessThanOrEqualToFinalShare`),

@@ -2,6 +2,7 @@ package installs_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -169,7 +170,7 @@ func testAccKueue(t *testing.T, version, settings string, more []resource.TestSt
 					kueueDeployment.Equal(env, 2, "spec", "replicas"),
 					kueueDeployment.Equal(env, 2, "status", "readyReplicas"),
 					kueueDeployment.Check(env, func(obj map[string]any) error {
-						if !strings.Contains(fmt.Sprint(obj["spec"]), "--feature-gates=TopologyAwareScheduling=true") {
+						if !regexp.MustCompile(`--feature-gates=\S*TopologyAwareScheduling=true`).MatchString(fmt.Sprint(obj["spec"])) {
 							return fmt.Errorf("feature gate not passed to the manager")
 						}
 						return nil

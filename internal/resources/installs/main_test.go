@@ -72,11 +72,12 @@ func kueueBlock(t *testing.T, extra string) string { return kueueBlockAt(t, "v0.
 func kueueBlockAt(t *testing.T, version, extra string) string {
 	return fmt.Sprintf(`
 resource "aiplatform_kueue" "this" {
+  version = %q
   chart   = { path = %q }
   timeout = "3m"
 %s
 }
-`, kueueChartAt(t, version), extra)
+`, strings.TrimPrefix(version, "v"), kueueChartAt(t, version), extra)
 }
 
 func volcanoBlock(t *testing.T, extra string) string {

@@ -15,7 +15,7 @@ import (
 // Kueue's chart (charts/kueue of sigs.k8s.io/kueue; upstream's OCI chart).
 var Kueue = Chart{
 	Product:   "Kueue",
-	Default:   Source{Repository: "oci://registry.k8s.io/kueue/charts", Name: "kueue", Version: "0.17.0"},
+	Default:   Source{Repository: "oci://registry.k8s.io/kueue/charts", Name: "kueue", Version: "0.19.2"},
 	Release:   "kueue",
 	Namespace: "kueue-system",
 }
@@ -50,12 +50,23 @@ type KueueConfig struct {
 	FeatureGates map[string]bool
 	// Replicas nil leaves the chart's (controllerManager.replicas).
 	Replicas *int64
+	// FairSharing, AdmissionFairSharing, MultiKueue: nil leaves the
+	// manager configuration's section (kueue_config.go).
+	FairSharing          *KueueFairSharing
+	AdmissionFairSharing *KueueAdmissionFairSharing
+	MultiKueue           *KueueMultiKueue
 }
 
 // WaitForPodsReady is Kueue's all-or-nothing admission of a workload's pods.
+// Kueue v0.19 and later wait by default (30m) without a waitForPodsReady
+// section: Enable false then also sets the feature gate
+// DisableWaitForPodsReady.
 type WaitForPodsReady struct {
-	Enable  bool
-	Timeout string
+	Enable          bool
+	Timeout         string
+	BlockAdmission  *bool
+	RecoveryTimeout string
+	Requeuing       *KueueRequeuing
 }
 
 // PodBasedFrameworks are the Kueue integrations that intercept plain Pods.
@@ -113,8 +124,9 @@ func (c KueueConfig) Values(chartDefaults, raw map[string]any) (map[string]any, 
 	if c.Replicas != nil {
 		SetPath(out, *c.Replicas, kueueReplicasPath...)
 	}
-	if c.FeatureGates != nil {
-		SetPath(out, featureGateValues(c.FeatureGates), kueueFeatureGatesPath...)
+	current := Merge(Merge(map[string]any{}, chartDefaults), raw)
+	if gates := c.featureGates(current, KueueMinor("", raw, chartDefaults)); gates != nil {
+		SetPath(out, featureGateValues(gates), kueueFeatureGatesPath...)
 	}
 	return out, nil
 }
@@ -168,6 +180,7 @@ func (c KueueConfig) ManagerConfig(doc string) (string, error) {
 			cfg["waitForPodsReady"] = wr
 		}
 	}
+	c.writeSections(cfg)
 	b, err := yaml.Marshal(cfg)
 	if err != nil {
 		return "", err
@@ -198,15 +211,13 @@ func KueueConfigFromValues(values map[string]any) (c KueueConfig, hasManagerConf
 		r := int64(n)
 		c.Replicas = &r
 	}
-	if gates, ok := GetPath(values, kueueFeatureGatesPath...).([]any); ok && len(gates) > 0 {
-		c.FeatureGates = map[string]bool{}
-		for _, g := range gates {
-			gm, _ := g.(map[string]any)
-			name, _ := gm["name"].(string)
-			on, _ := gm["enabled"].(bool)
-			if name != "" {
-				c.FeatureGates[name] = on
-			}
+	c.FeatureGates = parseFeatureGates(GetPath(values, kueueFeatureGatesPath...))
+	// WaitForPodsReady turned off on v0.19+ (Values sets the gate).
+	disabled := c.FeatureGates[DisableWaitForPodsReadyGate]
+	if disabled {
+		delete(c.FeatureGates, DisableWaitForPodsReadyGate)
+		if len(c.FeatureGates) == 0 {
+			c.FeatureGates = nil
 		}
 	}
 	doc, _ := KueueManagerConfig(values)
@@ -226,6 +237,10 @@ func KueueConfigFromValues(values map[string]any) (c KueueConfig, hasManagerConf
 			c.WaitForPodsReady.Enable = false
 		}
 	}
+	if disabled {
+		c.WaitForPodsReady = &WaitForPodsReady{Enable: false}
+	}
+	c.readSections(cfg)
 	return c, true
 }
 

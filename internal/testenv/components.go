@@ -94,6 +94,12 @@ func EnsureBinaries(ctx context.Context, log io.Writer, components ...Component)
 		}
 		want = append(want, s)
 	}
+	return ensureSpecs(ctx, log, want...)
+}
+
+// ensureSpecs is EnsureBinaries of specs: the paths are keyed by binary name
+// (the first spec of a name) and by binaries.Spec.Key ("kueue@v0.19.2").
+func ensureSpecs(ctx context.Context, log io.Writer, want ...binaries.Spec) (Binaries, error) {
 	paths, err := binaries.Ensure(ctx, log, want...)
 	if err != nil {
 		return nil, err

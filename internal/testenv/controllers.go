@@ -53,11 +53,31 @@ const KueueNamespace = "kueue-system"
 // integrates another controller's kinds (ray.io/*), list that controller
 // first: Kueue needs their CRDs when it starts.
 func Kueue(frameworks ...string) Controller {
+	return kueueController(podrunner.Kueue, frameworks)
+}
+
+// KueueVersions are the Kueue versions KueueAt runs; KueueVersion is
+// Kueue()'s.
+var KueueVersions = podrunner.KueueVersions
+
+// KueueAt is Kueue(frameworks...) at one of KueueVersions: that version's
+// chart, and its manager, built on first use and cached by version (the
+// cold build takes minutes; progress is logged). It panics on another
+// version: a test's fixed choice.
+func KueueAt(version string, frameworks ...string) Controller {
+	a, err := podrunner.KueueAt(version)
+	if err != nil {
+		panic(err)
+	}
+	return kueueController(a, frameworks)
+}
+
+func kueueController(a *podrunner.Adapter, frameworks []string) Controller {
 	if len(frameworks) == 0 {
 		frameworks = DefaultKueueFrameworks
 	}
-	return Controller{adapter: podrunner.Kueue, values: func(defaults map[string]any) (map[string]any, error) {
-		return helm.KueueConfig{Frameworks: frameworks}.Values(defaults, podrunner.Kueue.Install.Values)
+	return Controller{adapter: a, values: func(defaults map[string]any) (map[string]any, error) {
+		return helm.KueueConfig{Frameworks: frameworks}.Values(defaults, a.Install.Values)
 	}}
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -80,12 +79,14 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if opts.Scheduling {
 		components = append(components, ControllerManager, Scheduler, Kwok)
 	}
-	for _, s := range opts.runnerBinaries() {
-		if c := Component(s.Name); !slices.Contains(components, c) {
-			components = append(components, c)
-		}
+	all := specs()
+	var want []binaries.Spec
+	for _, c := range components {
+		want = append(want, all[c])
 	}
-	bins, err := EnsureBinaries(ctx, opts.Log, components...)
+	// The pod adapters' binaries, by version (Kueue can be two versions).
+	want = append(want, opts.runnerBinaries()...)
+	bins, err := ensureSpecs(ctx, opts.Log, want...)
 	if err != nil {
 		return nil, err
 	}

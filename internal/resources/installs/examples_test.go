@@ -56,7 +56,7 @@ func TestAccInstallExamples(t *testing.T) {
 
 	t.Run("aiplatform_kueue", func(t *testing.T) {
 		cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_kueue/resource.tf"), "aiplatform_kueue",
-			fmt.Sprintf("  chart = { path = %q }", kueueChart(t)))
+			fmt.Sprintf("  chart = { path = %q }", kueueChartAt(t, "v0.19.2"))) // the example's version
 		addr, id := importOf(t, "aiplatform_kueue")
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.Factories,

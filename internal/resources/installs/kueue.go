@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
 type kueueModel struct {
@@ -27,11 +26,10 @@ type kueueModel struct {
 	WaitForPodsReady           *waitForPodsReady `tfsdk:"wait_for_pods_ready"`
 	FeatureGates               types.Map         `tfsdk:"feature_gates"`
 	Replicas                   types.Int64       `tfsdk:"replicas"`
-}
-
-type waitForPodsReady struct {
-	Enable  types.Bool   `tfsdk:"enable"`
-	Timeout types.String `tfsdk:"timeout"`
+	// kueue_settings.go
+	FairSharing          *kueueFairSharing          `tfsdk:"fair_sharing"`
+	AdmissionFairSharing *kueueAdmissionFairSharing `tfsdk:"admission_fair_sharing"`
+	MultiKueue           *kueueMultiKueue           `tfsdk:"multikueue"`
 }
 
 // NewKueue is aiplatform_kueue.
@@ -50,8 +48,20 @@ func NewKueue() resource.Resource {
 			"The default, `[\"batch/job\"]`, coexists with Volcano.\n\n" +
 			"Resources that need Kueue's CRDs (`aiplatform_cluster_queue`, …) plan without them and apply after the install when " +
 			"they reference this resource or list it in `depends_on`, so an empty cluster gets Kueue and its queues in one apply. " +
-			"The chart's default integrations include `pod`, `deployment` and `statefulset`; this resource replaces them.",
-		Attributes: map[string]schema.Attribute{
+			"The chart's default integrations include `pod`, `deployment` and `statefulset`; this resource replaces them.\n\n" +
+			"**Kueue 0.19** (the default `version`, 0.19.2; 0.17.0 keeps working) changes what users see:\n" +
+			"- WaitForPodsReady is on by default (timeout 30m, recovery timeout 30m): a workload whose pods are not all ready " +
+			"within 30 minutes is evicted and requeued. `wait_for_pods_ready = { enable = false }` turns it off (on 0.19 with the " +
+			"feature gate `DisableWaitForPodsReady`, which the provider sets); leaving `wait_for_pods_ready` unset keeps Kueue's default.\n" +
+			"- KubeRay sidecars count against quota: a RayJob in `SidecarMode` reserves its submitter (500m CPU, 200Mi memory by default) " +
+			"and an autoscaling RayCluster its autoscaler (500m CPU, 512Mi) on the head pod; ClusterQueues sized to the pods alone may " +
+			"stop admitting them.\n" +
+			"- The `kueue.x-k8s.io/queue-name` label can no longer be removed from a running Ray job; LeaderWorkerSet group size is " +
+			"immutable while Kueue manages it (gate `LWSImmutableGroupSize`).\n" +
+			"- Topology-aware scheduling: `TASMultiLayerTopology` and hostname-prefix assignment encoding are on by default (feature gates).\n" +
+			"- MultiKueue: kubeconfigs with `locationType = Path` should move under `/etc/multikueue/kubeconfigs`; " +
+			"`multikueue.incremental_step_size` (0.19 only) configures the incremental dispatcher.",
+		Attributes: kueueAttributes(map[string]schema.Attribute{
 			"integrations": schema.SetAttribute{ElementType: types.StringType, Optional: true, Computed: true,
 				Default: setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{types.StringValue("batch/job")})),
 				MarkdownDescription: "Kueue integrations (`integrations.frameworks`), e.g. `batch/job`, `jobset.x-k8s.io/jobset`, " +
@@ -60,18 +70,12 @@ func NewKueue() resource.Resource {
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1)}},
 			"manage_jobs_without_queue_name": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Kueue also manages (suspends until admitted) Jobs without the `kueue.x-k8s.io/queue-name` label. Default `false`; refused while Volcano is present."},
-			"wait_for_pods_ready": schema.SingleNestedAttribute{Optional: true,
-				MarkdownDescription: "All-or-nothing admission: a workload whose pods are not all ready within `timeout` is evicted and requeued. Unset leaves the chart's setting (off).",
-				Attributes: map[string]schema.Attribute{
-					"enable":  schema.BoolAttribute{Required: true, MarkdownDescription: "Turn it on or off."},
-					"timeout": schema.StringAttribute{Optional: true, MarkdownDescription: "How long the pods may take, as a duration (`\"5m\"`, the default when enabled).", Validators: []validator.String{validators.Duration(0, 0)}},
-				}},
 			"feature_gates": schema.MapAttribute{ElementType: types.BoolType, Optional: true,
 				MarkdownDescription: "Kueue feature gates, e.g. `{ TopologyAwareScheduling = true }` (the chart's `controllerManager.featureGates`)."},
 			"replicas": schema.Int64Attribute{Optional: true,
 				MarkdownDescription: "Replicas of the controller manager (the chart's default is 1).",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)}},
-		},
+		}),
 		Config: func(m *kueueModel) (helm.Config, bool) {
 			return m.config(), !m.Integrations.IsUnknown() && !m.ManageJobsWithoutQueueName.IsUnknown()
 		},
@@ -94,9 +98,7 @@ func setStrings(s types.Set) []string {
 // config is Kueue's configuration as m sets it.
 func (m *kueueModel) config() helm.KueueConfig {
 	c := helm.KueueConfig{Frameworks: setStrings(m.Integrations), ManageJobsWithoutQueueName: m.ManageJobsWithoutQueueName.ValueBool()}
-	if w := m.WaitForPodsReady; w != nil {
-		c.WaitForPodsReady = &helm.WaitForPodsReady{Enable: w.Enable.ValueBool(), Timeout: w.Timeout.ValueString()}
-	}
+	m.settings(&c)
 	if !m.Replicas.IsNull() {
 		n := m.Replicas.ValueInt64()
 		c.Replicas = &n
@@ -124,9 +126,7 @@ func kueueFromValues(values map[string]any, m *kueueModel) {
 		}
 		m.Integrations = types.SetValueMust(types.StringType, vals)
 		m.ManageJobsWithoutQueueName = types.BoolValue(c.ManageJobsWithoutQueueName)
-		if w := c.WaitForPodsReady; w != nil {
-			m.WaitForPodsReady = &waitForPodsReady{Enable: types.BoolValue(w.Enable), Timeout: types.StringValue(w.Timeout)}
-		}
+		m.settingsFromConfig(c)
 	}
 	if c.Replicas != nil {
 		m.Replicas = types.Int64Value(*c.Replicas)
@@ -140,8 +140,16 @@ func kueueFromValues(values map[string]any, m *kueueModel) {
 	}
 }
 
+// kueueAttributes are attrs and the manager configuration's sections.
+func kueueAttributes(attrs map[string]schema.Attribute) map[string]schema.Attribute {
+	for k, v := range kueueSettingsAttributes() {
+		attrs[k] = v
+	}
+	return attrs
+}
+
 func validateKueue(m *kueueModel) diag.Diagnostics {
-	var diags diag.Diagnostics
+	diags := validateSettings(m)
 	if w := m.WaitForPodsReady; w != nil && !w.Enable.IsUnknown() && !w.Enable.ValueBool() && !w.Timeout.IsNull() {
 		diags.AddAttributeWarning(path.Root("wait_for_pods_ready").AtName("timeout"), "Timeout without effect",
 			"wait_for_pods_ready.timeout is ignored while enable = false.")

@@ -2,6 +2,7 @@ package installs_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,20 +38,75 @@ func wantFrameworks(want string) func(map[string]any) error {
 
 // Install, drift (Deployment scaled and manager configuration edited out of
 // band), re-apply, upgrade, a failed upgrade that rolls back, import,
-// uninstall keeping the CRDs.
+// uninstall keeping the CRDs: with Kueue v0.17.0's chart (its manager run by
+// the pod runner).
 func TestAccKueue(t *testing.T) {
+	testAccKueue(t, "v0.17.0", `  feature_gates = { TopologyAwareScheduling = true }
+  wait_for_pods_ready = { enable = true, timeout = "7m" }`, nil)
+}
+
+// The same with v0.19.2's chart and manager (the provider's default), with
+// every typed section of the manager configuration set: the real v0.19.2
+// manager starts with them (it refuses a configuration it cannot decode),
+// and an import reads them back. Then WaitForPodsReady turned off, which on
+// v0.19 (on by default) is the feature gate DisableWaitForPodsReady.
+func TestAccKueue019(t *testing.T) {
+	env := acctest.Env(t)
+	off := acctest.Provider(env) + kueueBlockAt(t, "v0.19.2", `  replicas = 2
+  integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
+  wait_for_pods_ready = { enable = false }`)
+	addr := "aiplatform_kueue.this"
+	testAccKueue(t, "v0.19.2", `  feature_gates = { TopologyAwareScheduling = true, AdmissionFairSharing = true }
+  wait_for_pods_ready = {
+    enable             = true
+    timeout            = "7m"
+    block_admission    = true
+    recovery_timeout   = "2m"
+    requeuing_strategy = { timestamp = "Creation", backoff_limit_count = 5, backoff_base_seconds = 30, backoff_max_seconds = 600 }
+  }
+  fair_sharing           = { preemption_strategies = ["LessThanInitialShare"] }
+  admission_fair_sharing = { usage_half_life_time = "168h", usage_sampling_interval = "5m", resource_weights = { "nvidia.com/gpu" = 10, cpu = 0.5 } }
+  multikueue             = { gc_interval = "2m", worker_lost_timeout = "10m", origin = "platform" }`,
+		[]resource.TestStep{{
+			Config: off,
+			ConfigPlanChecks: resource.ConfigPlanChecks{
+				PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+				PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+			},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				kueueDeployment.Equal(env, 2, "status", "readyReplicas"),
+				kueueDeployment.Check(env, func(obj map[string]any) error {
+					if !strings.Contains(fmt.Sprint(obj["spec"]), "--feature-gates=DisableWaitForPodsReady=true") {
+						return fmt.Errorf("WaitForPodsReady off on v0.19 without the feature gate DisableWaitForPodsReady: %v", obj["spec"])
+					}
+					return nil
+				}),
+				kueueConfig.Check(env, func(obj map[string]any) error {
+					if strings.Contains(fmt.Sprint(obj["data"]), "waitForPodsReady") {
+						return fmt.Errorf("waitForPodsReady still in the manager configuration: %v", obj["data"])
+					}
+					return nil
+				}),
+			),
+		}, {
+			ResourceName: addr, ImportState: true, ImportStateId: "kueue-system/kueue", ImportStateVerify: true,
+			ImportStateVerifyIgnore: []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "revision"},
+		}})
+}
+
+// testAccKueue is TestAccKueue with a chart version, the typed settings of
+// the upgrade step, and steps after it.
+func testAccKueue(t *testing.T, version, settings string, more []resource.TestStep) {
 	env := acctest.Env(t)
 	addr := "aiplatform_kueue.this"
-	cfg := func(extra string) string { return acctest.Provider(env) + kueueBlock(t, extra) }
+	cfg := func(extra string) string { return acctest.Provider(env) + kueueBlockAt(t, version, extra) }
 	base := cfg("")
 	scaled := cfg(`  replicas = 2
   integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
-  feature_gates = { TopologyAwareScheduling = true }
-  wait_for_pods_ready = { enable = true, timeout = "7m" }`)
+` + settings)
 	broken := cfg(`  replicas = 2
   integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
-  feature_gates = { TopologyAwareScheduling = true }
-  wait_for_pods_ready = { enable = true, timeout = "7m" }
+` + settings + `
   values = <<-EOT
     controllerManager:
       manager:
@@ -60,7 +116,7 @@ func TestAccKueue(t *testing.T) {
   EOT`)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
-		Steps: []resource.TestStep{
+		Steps: append([]resource.TestStep{
 			{
 				// Installed, every object ready, and no drift right after.
 				Config: base,
@@ -114,7 +170,7 @@ func TestAccKueue(t *testing.T) {
 					kueueDeployment.Equal(env, 2, "spec", "replicas"),
 					kueueDeployment.Equal(env, 2, "status", "readyReplicas"),
 					kueueDeployment.Check(env, func(obj map[string]any) error {
-						if !strings.Contains(fmt.Sprint(obj["spec"]), "--feature-gates=TopologyAwareScheduling=true") {
+						if !regexp.MustCompile(`--feature-gates=\S*TopologyAwareScheduling=true`).MatchString(fmt.Sprint(obj["spec"])) {
 							return fmt.Errorf("feature gate not passed to the manager")
 						}
 						return nil
@@ -147,7 +203,7 @@ func TestAccKueue(t *testing.T) {
 				ResourceName: addr, ImportState: true, ImportStateId: "kueue",
 				ExpectError: acctest.ErrorMatching(`expected "namespace/release"`),
 			},
-		},
+		}, more...),
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
 			kueueDeployment.Gone(env),
 			kueueCRD.Check(env, func(map[string]any) error { return nil }), // CRDs stay
@@ -184,6 +240,43 @@ func TestAccKueueInvalid(t *testing.T) {
 				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { chart = { path = "/x", name = "kueue" } }`,
 				PlanOnly:    true,
 				ExpectError: acctest.ErrorMatching("set either path, or repository and name, not both"),
+			},
+			// The manager configuration's sections.
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { wait_for_pods_ready = { enable = false, block_admission = true } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching("wait_for_pods_ready.block_admission needs enable = true"),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { wait_for_pods_ready = { enable = true, recovery_timeout = "-1m" } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`"-1m" is not a duration of 0s or more`),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { wait_for_pods_ready = { enable = true, requeuing_strategy = { timestamp = "Admission" } } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`wait_for_pods_ready.requeuing_strategy.timestamp`, "Eviction"),
+			},
+			{
+				// Kueue's manager does not start with fairSharing but no strategy.
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { fair_sharing = { preemption_strategies = [] } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`preemption_strategies list must contain at least 1 elements`),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { fair_sharing = { preemption_strategies = ["Fair"] } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`LessThanOrEqualToFinalShare`),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { admission_fair_sharing = { usage_half_life_time = "a week" } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`"a week" is not a duration`),
+			},
+			{
+				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { multikueue = { incremental_step_size = 2 } }`,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching("multikueue.incremental_step_size is the step of the incremental dispatcher"),
 			},
 		},
 	})

@@ -30,9 +30,13 @@ func TestMain(m *testing.M) {
 }
 
 // kueueChart is charts/kueue of sigs.k8s.io/kueue v0.17.0 in the module cache.
-func kueueChart(t *testing.T) string {
+func kueueChart(t *testing.T) string { return kueueChartAt(t, "v0.17.0") }
+
+// kueueChartAt is charts/kueue of a Kueue version in the module cache (the
+// pod runner runs the manager of the chart's image tag).
+func kueueChartAt(t *testing.T, version string) string {
 	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/kueue", "v0.17.0")
+	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/kueue", version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,15 +65,19 @@ var (
 	volcanoCRD      = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "podgroups.scheduling.volcano.sh")
 )
 
-// kueueBlock is an aiplatform_kueue from the module's chart.
-func kueueBlock(t *testing.T, extra string) string {
+// kueueBlock is an aiplatform_kueue from the module's v0.17.0 chart.
+func kueueBlock(t *testing.T, extra string) string { return kueueBlockAt(t, "v0.17.0", extra) }
+
+// kueueBlockAt is an aiplatform_kueue from the module's chart of a version.
+func kueueBlockAt(t *testing.T, version, extra string) string {
 	return fmt.Sprintf(`
 resource "aiplatform_kueue" "this" {
+  version = %q
   chart   = { path = %q }
   timeout = "3m"
 %s
 }
-`, kueueChart(t), extra)
+`, strings.TrimPrefix(version, "v"), kueueChartAt(t, version), extra)
 }
 
 func volcanoBlock(t *testing.T, extra string) string {

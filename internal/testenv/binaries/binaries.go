@@ -43,8 +43,13 @@ type Spec struct {
 // FileName is the cached binary's name, e.g. "kube-apiserver-v1.36.3".
 func (s Spec) FileName() string { return s.Name + "-" + s.Version }
 
-// Paths maps binary names to the paths of built binaries.
+// Paths maps binary names to the paths of built binaries. Each binary is
+// also under "<name>@<version>" (Key), so one set can hold two versions of
+// a binary; the plain name is the first spec of that name given to Ensure.
 type Paths map[string]string
+
+// Key is the Paths key of this version of the binary, "<Name>@<Version>".
+func (s Spec) Key() string { return s.Name + "@" + s.Version }
 
 // Ensure returns the paths of the given binaries in Dir, building the missing
 // ones first. A lock file in Dir makes concurrent callers (parallel test
@@ -61,8 +66,15 @@ func Ensure(ctx context.Context, log io.Writer, specs ...Spec) (Paths, error) {
 	bins := Paths{}
 	var missing []Spec
 	for _, s := range specs {
-		bins[s.Name] = filepath.Join(dir, s.FileName())
-		if !isFile(bins[s.Name]) {
+		p := filepath.Join(dir, s.FileName())
+		if _, ok := bins[s.Name]; !ok {
+			bins[s.Name] = p
+		}
+		if _, dup := bins[s.Key()]; dup {
+			continue
+		}
+		bins[s.Key()] = p
+		if !isFile(p) {
 			missing = append(missing, s)
 		}
 	}
@@ -78,10 +90,10 @@ func Ensure(ctx context.Context, log io.Writer, specs ...Spec) (Paths, error) {
 	}
 	defer unlock()
 	for _, s := range missing {
-		if isFile(bins[s.Name]) { // built by whoever held the lock before us
+		if isFile(bins[s.Key()]) { // built by whoever held the lock before us
 			continue
 		}
-		if err := build(ctx, log, s, bins[s.Name]); err != nil {
+		if err := build(ctx, log, s, bins[s.Key()]); err != nil {
 			return nil, err
 		}
 	}

@@ -37,7 +37,13 @@ import (
 type Adapter struct {
 	Name   string
 	Binary binaries.Spec
-	Image  *regexp.Regexp // matches the container's image
+	// Alternates are other versions of Binary the runner can run (Specs
+	// lists them too; a set of built binaries holds each version under
+	// binaries.Spec.Key). VersionOf says which version a container's image
+	// asks for: "" runs Binary's, whatever set of binaries the runner has.
+	Alternates []binaries.Spec
+	VersionOf  func(image string) string
+	Image      *regexp.Regexp // matches the container's image
 	// Prepare sets lp.args and lp.ports from lp.container and the projected
 	// volumes (lp.localPath), allocating loopback ports with
 	// process.FreePorts. It runs once per pod, before the first start.
@@ -141,8 +147,24 @@ func Specs() []binaries.Spec {
 	var out []binaries.Spec
 	for _, a := range Adapters {
 		out = append(out, a.Binary)
+		out = append(out, a.Alternates...)
 	}
 	return out
+}
+
+// binary is the path of the binary that runs container c: the version its
+// image asks for (VersionOf), else the one of the adapter's name in bins.
+func (a *Adapter) binary(bins binaries.Paths, c *corev1.Container) (string, error) {
+	if a.VersionOf != nil {
+		if v := a.VersionOf(c.Image); v != "" {
+			key := binaries.Spec{Name: a.Binary.Name, Version: v}.Key()
+			if p := bins[key]; p != "" {
+				return p, nil
+			}
+			return "", fmt.Errorf("image %s asks for %s %s, which this cluster's testenv did not build (name that version in Options.Controllers)", c.Image, a.Binary.Name, v)
+		}
+	}
+	return bins[a.Binary.Name], nil
 }
 
 // active are the adapters whose binary is in bins, and those of the commands.

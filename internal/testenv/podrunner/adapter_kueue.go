@@ -17,8 +17,68 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// KueueVersion is the Kueue manager testenv builds and runs.
+// KueueVersion is the Kueue manager testenv builds and runs by default:
+// testenv.Kueue() installs its chart.
 const KueueVersion = "v0.17.0"
+
+// KueueVersions are the Kueue versions testenv can run (KueueAt): their
+// charts are in the Go module cache, their managers are built on first use
+// and cached by version. A Kueue pod runs the manager its image tag names
+// (release-0.19, v0.19.2: the chart's default tag, or an upstream one).
+var KueueVersions = []string{KueueVersion, "v0.19.2"}
+
+// kueueSpec is how the Kueue manager of a version is built.
+func kueueSpec(version string) binaries.Spec {
+	cold := "~10 min"
+	if version == "v0.19.2" {
+		cold = "10-30 min" // measured: see KueueAt
+	}
+	return binaries.Spec{Name: "kueue", Version: version, Module: "sigs.k8s.io/kueue", Package: "cmd/kueue", Install: true, ColdBuild: cold}
+}
+
+// kueueAlternates are KueueVersions other than KueueVersion.
+func kueueAlternates() []binaries.Spec {
+	var out []binaries.Spec
+	for _, v := range KueueVersions[1:] {
+		out = append(out, kueueSpec(v))
+	}
+	return out
+}
+
+// kueueVersionOf is the KueueVersions entry whose minor version the image's
+// tag names ("" when none does: the runner runs the default manager).
+func kueueVersionOf(image string) string {
+	tag := image[strings.LastIndexAny(image, ":@")+1:]
+	for _, v := range KueueVersions {
+		if strings.Contains(tag, kueueMinor(v)) {
+			return v
+		}
+	}
+	return ""
+}
+
+// kueueMinor is "0.17" of "v0.17.0".
+func kueueMinor(version string) string {
+	return strings.Join(strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)[:2], ".")
+}
+
+// KueueAt is the Kueue adapter with the chart and manager of one of
+// KueueVersions (an error for others). The runner's registered Kueue
+// adapter runs its pods: the image tag of that chart picks the manager.
+// The first build of the v0.19.2 manager took 30 min 19 s on the 2-core
+// machine while ~8 agents shared it (load average 13-20), with the Go build
+// cache already holding v0.17.0's Kubernetes dependencies; the v0.17.0
+// manager takes ~10 min on an idle machine.
+func KueueAt(version string) (*Adapter, error) {
+	if !slices.Contains(KueueVersions, version) {
+		return nil, fmt.Errorf("testenv runs Kueue %s, not %s", strings.Join(KueueVersions, " or "), version)
+	}
+	a := *Kueue
+	a.Binary = kueueSpec(version)
+	a.Alternates = nil
+	a.Install.Chart.Version = version
+	return &a, nil
+}
 
 // Kueue runs the Kueue manager of a pod from Kueue's chart (or its
 // kustomize manifests): image registry.k8s.io/kueue/kueue, or the staging
@@ -50,10 +110,12 @@ const KueueVersion = "v0.17.0"
 // Leader election stays as configured (on in the chart): it works against the
 // API server like anywhere else.
 var Kueue = &Adapter{
-	Name:    "kueue",
-	Binary:  binaries.Spec{Name: "kueue", Version: KueueVersion, Module: "sigs.k8s.io/kueue", Package: "cmd/kueue", Install: true, ColdBuild: "~10 min"},
-	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/kueue/kueue[:@]`),
-	Prepare: prepareKueuePod,
+	Name:       "kueue",
+	Binary:     kueueSpec(KueueVersion),
+	Alternates: kueueAlternates(),
+	VersionOf:  kueueVersionOf,
+	Image:      regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/kueue/kueue[:@]`),
+	Prepare:    prepareKueuePod,
 	Install: Install{
 		Chart:     Source{Module: "sigs.k8s.io/kueue", Version: KueueVersion, Dir: "charts/kueue"},
 		Namespace: "kueue-system", Release: "kueue", Serves: "kueue.x-k8s.io/v1beta2",
@@ -67,10 +129,9 @@ const kueueVisibilityPort = 8082
 
 func prepareKueuePod(lp *localPod) error {
 	c := lp.container
-	// v0.17.0 or the chart's staging tag release-0.17 match v0.17.0.
-	minor := strings.Join(strings.SplitN(strings.TrimPrefix(KueueVersion, "v"), ".", 3)[:2], ".")
-	if tag := c.Image[strings.LastIndexAny(c.Image, ":@")+1:]; !strings.Contains(tag, minor) {
-		lp.logf("image tag %s, but testenv runs the Kueue manager %s", tag, KueueVersion)
+	// v0.17.0 or the chart's staging tag release-0.17 run v0.17.0.
+	if kueueVersionOf(c.Image) == "" {
+		lp.logf("image %s names no Kueue version testenv builds (%s): running the Kueue manager %s", c.Image, strings.Join(KueueVersions, ", "), KueueVersion)
 	}
 	args := slices.Clone(c.Args)
 	cfg, configAt, err := lp.configArg(args)

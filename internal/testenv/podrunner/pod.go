@@ -132,7 +132,11 @@ func (lp *localPod) run(ctx context.Context) {
 			return
 		}
 	}
-	if err := lp.adapter.Prepare(lp); err != nil {
+	bin, err := lp.adapter.binary(lp.runner.bins, lp.container)
+	if err == nil {
+		err = lp.adapter.Prepare(lp)
+	}
+	if err != nil {
 		lp.logf("cannot run it: %v", err)
 		lp.setStatus(ctx, nil, false, fmt.Sprintf("testenv pod runner: %v", err))
 		return
@@ -143,7 +147,6 @@ func (lp *localPod) run(ctx context.Context) {
 		return
 	}
 
-	bin := lp.runner.bins[lp.adapter.Binary.Name]
 	logPath := lp.dir + ".log"
 	backoff := time.Second
 	for restarts := int32(0); ctx.Err() == nil; restarts++ {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
@@ -74,36 +73,26 @@ func waitDeployment(ctx context.Context, c *kube.Client, m *modelDeploymentModel
 	ref := m.ObjectRef()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	start, last, lastAt := time.Now(), "", time.Time{}
-	for {
+	last, timedOut, err := pollReady(ctx, fmt.Sprintf("Deployment %s", ref), func() (bool, string, error) {
 		live, found, err := c.Get(ctx, deploymentKind, ref)
-		if err != nil && ctx.Err() == nil {
-			diags.AddError(fmt.Sprintf("Waiting for Deployment %s failed", ref), err.Error())
-			return diags
+		if err != nil || !found {
+			return false, "", err
 		}
-		if found {
-			done, line := deploymentProgress(live.Object)
-			if done {
-				tflog.Info(ctx, fmt.Sprintf("Deployment %s available after %s: %s", ref, time.Since(start).Round(100*time.Millisecond), line))
-				return diags
-			}
-			if line != last || time.Since(lastAt) >= 15*time.Second {
-				tflog.Info(ctx, fmt.Sprintf("Deployment %s not available after %s: %s", ref, time.Since(start).Round(time.Second), line))
-				last, lastAt = line, time.Now()
-			}
+		done, line := deploymentProgress(live.Object)
+		return done, line, nil
+	})
+	switch {
+	case err != nil:
+		diags.AddError(fmt.Sprintf("Waiting for Deployment %s failed", ref), err.Error())
+	case timedOut:
+		detail := fmt.Sprintf("not available within %s (timeout); last seen: %s.", timeout, last)
+		if pods := deploymentPendingPods(context.Background(), c, ref); pods != "" {
+			detail += " Pods not ready: " + pods + "."
 		}
-		select {
-		case <-ctx.Done():
-			detail := fmt.Sprintf("not available within %s (timeout); last seen: %s.", timeout, last)
-			if pods := deploymentPendingPods(context.Background(), c, ref); pods != "" {
-				detail += " Pods not ready: " + pods + "."
-			}
-			diags.AddError(fmt.Sprintf("Deployment %s not ready", ref), detail+
-				fmt.Sprintf(" Loading the weights was estimated at %d s. Raise timeout, or set wait_for_ready = false not to wait.", m.EstimatedLoadSeconds.ValueInt64()))
-			return diags
-		case <-time.After(time.Second):
-		}
+		diags.AddError(fmt.Sprintf("Deployment %s not ready", ref), detail+
+			fmt.Sprintf(" Loading the weights was estimated at %d s. Raise timeout, or set wait_for_ready = false not to wait.", m.EstimatedLoadSeconds.ValueInt64()))
 	}
+	return diags
 }
 
 func deploymentPendingPods(ctx context.Context, c *kube.Client, ref kube.Ref) string {

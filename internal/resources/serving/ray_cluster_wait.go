@@ -36,39 +36,28 @@ func waitRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 	}
 	ctx, cancel := context.WithTimeout(ctx, rayWaitTimeout)
 	defer cancel()
-	start := time.Now()
-	last, lastAt := "", time.Time{}
-	for {
+	last, timedOut, err := pollReady(ctx, fmt.Sprintf("RayCluster %s", ref), func() (bool, string, error) {
 		live, found, err := c.Get(ctx, rayClusterKind, ref)
-		if err != nil && ctx.Err() == nil {
-			diags.AddError(fmt.Sprintf("Waiting for RayCluster %s failed", ref), err.Error())
-			return diags
+		if err != nil || !found {
+			return false, "", err
 		}
-		if found {
-			readRayCluster(live.Object, m)
-			m.SetObjectRef(ref)
-			state, line := rayProgress(live.Object)
-			if state == rayReadyState {
-				tflog.Info(ctx, fmt.Sprintf("RayCluster %s ready after %s: %s", ref, time.Since(start).Round(100*time.Millisecond), line))
-				return diags
-			}
-			if line != last || time.Since(lastAt) >= 15*time.Second {
-				tflog.Info(ctx, fmt.Sprintf("RayCluster %s not ready after %s: %s", ref, time.Since(start).Round(time.Second), line))
-				last, lastAt = line, time.Now()
-			}
+		readRayCluster(live.Object, m)
+		m.SetObjectRef(ref)
+		state, line := rayProgress(live.Object)
+		return state == rayReadyState, line, nil
+	})
+	switch {
+	case err != nil:
+		diags.AddError(fmt.Sprintf("Waiting for RayCluster %s failed", ref), err.Error())
+	case timedOut:
+		detail := fmt.Sprintf("KubeRay did not report the RayCluster ready within %s; last seen: %s.", rayWaitTimeout, last)
+		if pods := rayPendingPods(context.Background(), c, ref); pods != "" {
+			detail += " Pods not ready: " + pods + "."
 		}
-		select {
-		case <-ctx.Done():
-			detail := fmt.Sprintf("KubeRay did not report the RayCluster ready within %s; last seen: %s.", rayWaitTimeout, last)
-			if pods := rayPendingPods(context.Background(), c, ref); pods != "" {
-				detail += " Pods not ready: " + pods + "."
-			}
-			diags.AddError(fmt.Sprintf("RayCluster %s not ready", ref), detail+
-				" Is the KubeRay operator running, and do the nodes have room for every pod? Set wait_for_ready = false not to wait.")
-			return diags
-		case <-time.After(time.Second):
-		}
+		diags.AddError(fmt.Sprintf("RayCluster %s not ready", ref), detail+
+			" Is the KubeRay operator running, and do the nodes have room for every pod? Set wait_for_ready = false not to wait.")
 	}
+	return diags
 }
 
 // rayProgress is the cluster's state and a one-line summary of its status.

@@ -3,10 +3,8 @@ package serving
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
@@ -29,57 +27,40 @@ func waitRayService(ctx context.Context, c *kube.Client, m *rayServiceModel) dia
 	ref := m.ObjectRef()
 	ctx, cancel := context.WithTimeout(ctx, rayWaitTimeout)
 	defer cancel()
-	start := time.Now()
-	last, lastAt, cluster := "", time.Time{}, ""
-	for {
+	cluster := ""
+	last, timedOut, err := pollReady(ctx, fmt.Sprintf("RayService %s", ref), func() (bool, string, error) {
 		live, found, err := c.Get(ctx, rayServiceKind, ref)
-		if err != nil && ctx.Err() == nil {
-			diags.AddError(fmt.Sprintf("Waiting for RayService %s failed", ref), err.Error())
-			return diags
+		if err != nil || !found {
+			return false, "not found", err
 		}
-		line := "not found"
-		if found {
-			readRayService(live.Object, m)
-			m.SetObjectRef(ref)
-			cluster = m.PendingClusterName.ValueString()
-			if cluster == "" {
-				cluster = m.ActiveClusterName.ValueString()
-			}
-			line = "KubeRay has not created its RayCluster yet"
-			if cluster != "" {
-				rc, found, err := c.Get(ctx, rayClusterKind, kube.Ref{Namespace: ref.Namespace, Name: cluster})
-				switch {
-				case err != nil && ctx.Err() == nil:
-					diags.AddError(fmt.Sprintf("Waiting for RayService %s failed", ref), err.Error())
-					return diags
-				case found:
-					state, progress := rayProgress(rc.Object)
-					line = fmt.Sprintf("RayCluster %s: %s", cluster, progress)
-					if state == rayReadyState {
-						tflog.Info(ctx, fmt.Sprintf("RayService %s ready after %s: %s", ref, time.Since(start).Round(100*time.Millisecond), line))
-						return diags
-					}
-				default:
-					line = fmt.Sprintf("RayCluster %s not found yet", cluster)
-				}
+		readRayService(live.Object, m)
+		m.SetObjectRef(ref)
+		cluster = m.PendingClusterName.ValueString()
+		if cluster == "" {
+			cluster = m.ActiveClusterName.ValueString()
+		}
+		if cluster == "" {
+			return false, "KubeRay has not created its RayCluster yet", nil
+		}
+		rc, found, err := c.Get(ctx, rayClusterKind, kube.Ref{Namespace: ref.Namespace, Name: cluster})
+		if err != nil || !found {
+			return false, fmt.Sprintf("RayCluster %s not found yet", cluster), err
+		}
+		state, progress := rayProgress(rc.Object)
+		return state == rayReadyState, fmt.Sprintf("RayCluster %s: %s", cluster, progress), nil
+	})
+	switch {
+	case err != nil:
+		diags.AddError(fmt.Sprintf("Waiting for RayService %s failed", ref), err.Error())
+	case timedOut:
+		detail := fmt.Sprintf("KubeRay did not bring the RayService's RayCluster to ready within %s; last seen: %s.", rayWaitTimeout, last)
+		if cluster != "" {
+			if pods := rayPendingPods(context.Background(), c, kube.Ref{Namespace: ref.Namespace, Name: cluster}); pods != "" {
+				detail += " Pods not ready: " + pods + "."
 			}
 		}
-		if line != last || time.Since(lastAt) >= 15*time.Second {
-			tflog.Info(ctx, fmt.Sprintf("RayService %s not ready after %s: %s", ref, time.Since(start).Round(time.Second), line))
-			last, lastAt = line, time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			detail := fmt.Sprintf("KubeRay did not bring the RayService's RayCluster to ready within %s; last seen: %s.", rayWaitTimeout, last)
-			if cluster != "" {
-				if pods := rayPendingPods(context.Background(), c, kube.Ref{Namespace: ref.Namespace, Name: cluster}); pods != "" {
-					detail += " Pods not ready: " + pods + "."
-				}
-			}
-			diags.AddError(fmt.Sprintf("RayService %s not ready", ref), detail+
-				" Is the KubeRay operator running, and do the nodes have room for every pod? Set wait_for_ready = false not to wait.")
-			return diags
-		case <-time.After(time.Second):
-		}
+		diags.AddError(fmt.Sprintf("RayService %s not ready", ref), detail+
+			" Is the KubeRay operator running, and do the nodes have room for every pod? Set wait_for_ready = false not to wait.")
 	}
+	return diags
 }

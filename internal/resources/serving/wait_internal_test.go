@@ -1,0 +1,32 @@
+package serving
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestPollReady(t *testing.T) {
+	calls := 0
+	last, timedOut, err := pollReady(context.Background(), "thing", func() (bool, string, error) {
+		calls++
+		return calls == 2, map[int]string{1: "starting", 2: "ready"}[calls], nil
+	})
+	if last != "ready" || timedOut || err != nil || calls != 2 {
+		t.Errorf("done: got %q %v %v after %d calls", last, timedOut, err, calls)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	last, timedOut, err = pollReady(ctx, "thing", func() (bool, string, error) { return false, "1 of 2 ready", nil })
+	if last != "1 of 2 ready" || !timedOut || err != nil {
+		t.Errorf("timeout: got %q %v %v", last, timedOut, err)
+	}
+
+	boom := errors.New("boom")
+	_, timedOut, err = pollReady(context.Background(), "thing", func() (bool, string, error) { return false, "", boom })
+	if !errors.Is(err, boom) || timedOut {
+		t.Errorf("error: got %v %v", timedOut, err)
+	}
+}

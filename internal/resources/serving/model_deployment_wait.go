@@ -3,12 +3,9 @@ package serving
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
@@ -86,40 +83,11 @@ func waitDeployment(ctx context.Context, c *kube.Client, m *modelDeploymentModel
 		diags.AddError(fmt.Sprintf("Waiting for Deployment %s failed", ref), err.Error())
 	case timedOut:
 		detail := fmt.Sprintf("not available within %s (timeout); last seen: %s.", timeout, last)
-		if pods := deploymentPendingPods(context.Background(), c, ref); pods != "" {
+		if pods := pendingPods(context.Background(), c, ref.Namespace, deploySelectorLabel+"="+ref.Name); pods != "" {
 			detail += " Pods not ready: " + pods + "."
 		}
 		diags.AddError(fmt.Sprintf("Deployment %s not ready", ref), detail+
 			fmt.Sprintf(" Loading the weights was estimated at %d s. Raise timeout, or set wait_for_ready = false not to wait.", m.EstimatedLoadSeconds.ValueInt64()))
 	}
 	return diags
-}
-
-func deploymentPendingPods(ctx context.Context, c *kube.Client, ref kube.Ref) string {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	pods, err := c.PodsMatching(ctx, ref.Namespace, deploySelectorLabel+"="+ref.Name)
-	if err != nil {
-		return ""
-	}
-	var out []string
-	for _, p := range pods {
-		ready := false
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				ready = true
-			}
-		}
-		if !ready {
-			why := string(p.Status.Phase)
-			for _, cond := range p.Status.Conditions {
-				if cond.Type == corev1.PodScheduled && cond.Status != corev1.ConditionTrue && cond.Message != "" {
-					why += " (" + cond.Message + ")"
-				}
-			}
-			out = append(out, p.Name+" "+why)
-		}
-	}
-	sort.Strings(out)
-	return strings.Join(out, "; ")
 }

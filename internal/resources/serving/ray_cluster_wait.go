@@ -51,7 +51,7 @@ func waitRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 		diags.AddError(fmt.Sprintf("Waiting for RayCluster %s failed", ref), err.Error())
 	case timedOut:
 		detail := fmt.Sprintf("KubeRay did not report the RayCluster ready within %s; last seen: %s.", rayWaitTimeout, last)
-		if pods := rayPendingPods(context.Background(), c, ref); pods != "" {
+		if pods := pendingPods(context.Background(), c, ref.Namespace, "ray.io/cluster="+ref.Name); pods != "" {
 			detail += " Pods not ready: " + pods + "."
 		}
 		diags.AddError(fmt.Sprintf("RayCluster %s not ready", ref), detail+
@@ -111,10 +111,13 @@ func rayDesiredWorkers(live map[string]any) int64 {
 	return n
 }
 
-func rayPendingPods(ctx context.Context, c *kube.Client, ref kube.Ref) string {
+// pendingPods lists the pods matching selector that are not Ready, each with
+// its phase and why it is not scheduled, for a readiness timeout's message
+// ("" when none, or when they cannot be listed within 5 s).
+func pendingPods(ctx context.Context, c *kube.Client, namespace, selector string) string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	pods, err := c.PodsMatching(ctx, ref.Namespace, "ray.io/cluster="+ref.Name)
+	pods, err := c.PodsMatching(ctx, namespace, selector)
 	if err != nil {
 		return ""
 	}

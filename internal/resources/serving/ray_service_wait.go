@@ -55,7 +55,7 @@ func waitRayService(ctx context.Context, c *kube.Client, m *rayServiceModel) dia
 	case timedOut:
 		detail := fmt.Sprintf("KubeRay did not bring the RayService's RayCluster to ready within %s; last seen: %s.", rayWaitTimeout, last)
 		if cluster != "" {
-			if pods := rayPendingPods(context.Background(), c, kube.Ref{Namespace: ref.Namespace, Name: cluster}); pods != "" {
+			if pods := pendingPods(context.Background(), c, ref.Namespace, "ray.io/cluster="+cluster); pods != "" {
 				detail += " Pods not ready: " + pods + "."
 			}
 		}

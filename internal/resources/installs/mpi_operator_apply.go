@@ -14,6 +14,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/manifests"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 )
 
 // aiplatform_mpi_operator's create, read, update, delete and import.
@@ -24,9 +25,12 @@ func (r *mpiOperatorResource) set(ctx context.Context, namespace string) *manife
 	return s
 }
 
-func (r *mpiOperatorResource) notConfigured(diags *diag.Diagnostics) bool {
+// notConnected reports a resource without a client (the connection is known
+// only after apply), as every resource does: a refresh keeps the recorded
+// state with a warning, anything else fails saying how to proceed.
+func (r *mpiOperatorResource) notConnected(diags *diag.Diagnostics, reading bool) bool {
 	if r.client == nil {
-		diags.AddError("Provider not configured", "the aiplatform provider has no cluster configuration")
+		object.NotConnected(diags, reading)
 		return true
 	}
 	return false
@@ -63,7 +67,7 @@ func configuredImage(ctx context.Context, cfg interface {
 func (r *mpiOperatorResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var m mpiOperatorModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, false) {
 		return
 	}
 	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, "")...); resp.Diagnostics.HasError() {
@@ -97,7 +101,7 @@ func (r *mpiOperatorResource) Update(ctx context.Context, req resource.UpdateReq
 	var m, prior mpiOperatorModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, false) {
 		return
 	}
 	if sameInstall(&m, &prior) && len(prior.Drift.Elements()) == 0 {
@@ -135,7 +139,7 @@ func (r *mpiOperatorResource) Update(ctx context.Context, req resource.UpdateReq
 func (r *mpiOperatorResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m mpiOperatorModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, true) {
 		return
 	}
 	s := r.set(ctx, m.Namespace.ValueString())
@@ -183,7 +187,7 @@ func (r *mpiOperatorResource) Read(ctx context.Context, req resource.ReadRequest
 func (r *mpiOperatorResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var m mpiOperatorModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, false) {
 		return
 	}
 	s := r.set(ctx, m.Namespace.ValueString())

@@ -53,6 +53,9 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_trainer":           "applied by internal/resources/installs (TestAccInstallExamples) with Trainer's and JobSet's charts from the module cache",
 	"aiplatform_training_runtime":  "applied by internal/resources/training (TestAccTrainingRuntimeExample), whose cluster runs Trainer, JobSet and Kueue (the namespaced runtime in a namespace of its own)",
 
+	// Serving.
+	"aiplatform_kserve": "installs from ghcr.io's OCI charts, unreachable offline; internal/resources/installs TestAccKServe installs the same charts from the module cache",
+
 	// MultiKueue: a manager and a worker cluster.
 	"aiplatform_multikueue_cluster": "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",
 	"aiplatform_multikueue_config":  "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",

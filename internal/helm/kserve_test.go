@@ -72,6 +72,10 @@ kind: Certificate
 metadata: {name: serving-cert, namespace: kserve}
 ---
 apiVersion: v1
+kind: ServiceAccount
+metadata: {name: kserve-controller-manager, namespace: kserve, labels: {app.kubernetes.io/managed-by: kserve-controller-manager}}
+---
+apiVersion: v1
 kind: Service
 metadata: {name: kserve-webhook-server-service, namespace: kserve}
 `)
@@ -79,7 +83,9 @@ metadata: {name: kserve-webhook-server-service, namespace: kserve}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := out.String(); strings.Contains(s, "Certificate") || !strings.Contains(s, "kserve-webhook-server-service") {
+	// Helm sets its managed-by label over the chart's: recorded as Helm's.
+	if s := out.String(); strings.Contains(s, "Certificate") || !strings.Contains(s, "kserve-webhook-server-service") ||
+		strings.Contains(s, "managed-by: kserve-controller-manager") || !strings.Contains(s, "managed-by: Helm") {
 		t.Errorf("post-rendered:\n%s", s)
 	}
 }

@@ -338,10 +338,17 @@ func crdObjects(ch *chart.Chart) []*unstructured.Unstructured {
 	return out
 }
 
+// Helm's ownership label and its value.
+const (
+	managedByLabel = "app.kubernetes.io/managed-by"
+	managedByHelm  = "Helm"
+)
+
 // keepCRDs marks every CRD of the release with helm.sh/resource-policy=keep,
 // so that uninstalling the release leaves the CRDs, and with them every
 // custom resource users created; remove_crds deletes them explicitly. It
-// also leaves out the objects of the API groups in omit (Options.Omit).
+// also leaves out the objects of the API groups in omit (Options.Omit), and
+// records Helm's managed-by label as Helm sets it.
 type keepCRDs struct{ omit []string }
 
 func (k keepCRDs) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
@@ -353,6 +360,14 @@ func (k keepCRDs) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	for _, o := range objs {
 		if slices.Contains(k.omit, o.GroupVersionKind().Group) {
 			continue
+		}
+		// Helm labels every object it creates app.kubernetes.io/managed-by:
+		// Helm, over whatever the chart says (KServe's ServiceAccount says
+		// kserve-controller-manager): recorded as the cluster will have it,
+		// or drift would report it after every install.
+		if l := o.GetLabels(); l[managedByLabel] != "" && l[managedByLabel] != managedByHelm {
+			l[managedByLabel] = managedByHelm
+			o.SetLabels(l)
 		}
 		if o.GetKind() == "CustomResourceDefinition" {
 			a := o.GetAnnotations()

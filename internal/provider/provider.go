@@ -55,6 +55,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		installs.NewJobSetController,
 		installs.NewTrainer,
 		installs.NewMPIOperator,
+		installs.NewKServe,
 		volcano.NewQueue,
 		serving.NewRayCluster,
 		serving.NewRayService,

@@ -277,6 +277,7 @@ var coveredElsewhere = map[string]string{
 	// Training controllers.
 	"aiplatform_jobset_controller": "internal/resources/installs TestAccJobSetController: controller Deployment scaled by hand, drift planned, repaired",
 	"aiplatform_trainer":           "internal/resources/installs TestAccTrainer: manager configuration edited, a default runtime deleted and another edited by hand, drift planned, repaired",
+	"aiplatform_kserve":            "internal/resources/installs TestAccKServe: deployment mode in inferenceservice-config and a webhook caBundle changed by hand, drift planned, repaired, empty plan",
 	// A check leaves no object behind (its MPIJob is deleted once the log is
 	// read): what can change out of band is the pool it ran on.
 	"aiplatform_nccl_check": "internal/resources/training TestAccNCCLCheckReplanOnNodeJoin: a node joining or leaving the pool plans a re-run",

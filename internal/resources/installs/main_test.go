@@ -16,6 +16,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
 // One cluster for the package, with no Kueue and no Volcano: the tests
@@ -26,7 +27,9 @@ import (
 // Kueue itself. Likewise LWS's chart runs the real LWS controller and the
 // KubeRay chart the real KubeRay operator.
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Options{PodRunner: true, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
+	// KServe's manager is built on request only (its cold build takes
+	// long): this package's aiplatform_kserve test needs it.
+	testenv.Main(m, testenv.Options{PodRunner: true, Adapters: []*podrunner.Adapter{podrunner.KServe}, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
 }
 
 // kueueChart is charts/kueue of sigs.k8s.io/kueue v0.17.0 in the module cache.

@@ -80,6 +80,21 @@ type chartSpec[T any] struct {
 	FromValues func(values map[string]any, m *T)
 	// Validate checks the configuration without I/O.
 	Validate func(m *T) diag.Diagnostics
+	// Load, when set, loads the chart from src instead of helm.LoadChart
+	// (aiplatform_kserve adds KServe's CRD charts as subcharts).
+	Load func(src helm.Source, m *T) (*chart.Chart, error)
+	// Omit are API groups of rendered objects the release leaves out
+	// (helm.Options.Omit).
+	Omit func(m *T) []string
+	// Prepare runs before every install or upgrade, Finish after it
+	// (aiplatform_kserve: its webhook certificate, then the CA in its
+	// webhooks, as cert-manager would).
+	Prepare, Finish func(ctx context.Context, c *kube.Client, m *T) error
+	// Drift is drift outside the release's objects, added to `drift` at
+	// every refresh.
+	Drift func(ctx context.Context, c *kube.Client, m *T) ([]string, error)
+	// Cleanup runs after the release is uninstalled (destroy).
+	Cleanup func(ctx context.Context, c *kube.Client, m *T) error
 }
 
 type releaseResource[T any, P model[T]] struct {
@@ -358,7 +373,11 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		return diags
 	}
 	src := r.source(b)
-	ch, err := helm.LoadChart(src)
+	load := helm.LoadChart
+	if r.spec.Load != nil {
+		load = func(src helm.Source) (*chart.Chart, error) { return r.spec.Load(src, m) }
+	}
+	ch, err := load(src)
 	if err != nil {
 		diags.AddAttributeError(path.Root("chart"), fmt.Sprintf("Cannot load the %s chart", r.spec.Chart.Product), err.Error())
 		return diags
@@ -369,12 +388,21 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		return diags
 	}
 	opts := helm.Options{Chart: ch, Values: vals, Timeout: r.timeout(b)}
+	if r.spec.Omit != nil {
+		opts.Omit = r.spec.Omit(m)
+	}
 	existing, found, err := rel.Get(ctx)
 	if err != nil {
 		diags.AddError(fmt.Sprintf("Reading release %s failed", rel.ID()), err.Error())
 		return diags
 	}
 	start := time.Now()
+	if r.spec.Prepare != nil && !(found && !update && existing.Info.Status == release.StatusDeployed) {
+		if err := r.spec.Prepare(ctx, r.client, m); err != nil {
+			diags.AddError(fmt.Sprintf("Preparing %s failed", r.spec.Chart.Product), err.Error())
+			return diags
+		}
+	}
 	var out *release.Release
 	switch {
 	case found && !update && existing.Info.Status == release.StatusDeployed:
@@ -394,6 +422,12 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		}
 		diags.AddError(fmt.Sprintf("%s %s failed", verb, r.spec.Chart.Product), err.Error())
 		return diags
+	}
+	if r.spec.Finish != nil {
+		if err := r.spec.Finish(ctx, r.client, m); err != nil {
+			diags.AddError(fmt.Sprintf("Finishing %s failed", r.spec.Chart.Product), err.Error())
+			return diags
+		}
 	}
 	tflog.Info(ctx, fmt.Sprintf("%s applied in %s", helm.Summary(out), time.Since(start).Round(100*time.Millisecond)))
 	b.ID = types.StringValue(rel.ID())
@@ -435,6 +469,14 @@ func (r *releaseResource[T, P]) Read(ctx context.Context, req resource.ReadReque
 	}
 	if !importing {
 		rep.Lines = append(rep.Lines, r.valuesDrift(&m, cur)...)
+	}
+	if r.spec.Drift != nil {
+		lines, err := r.spec.Drift(ctx, r.client, &m)
+		if err != nil {
+			resp.Diagnostics.AddError(fmt.Sprintf("Checking release %s for drift failed", rel.ID()), err.Error())
+			return
+		}
+		rep.Lines = append(rep.Lines, lines...)
 	}
 	tflog.Info(ctx, fmt.Sprintf("drift check of %s: %d objects, %d drifted fields, in %s",
 		helm.Summary(cur), rep.Objects, len(rep.Lines), time.Since(start).Round(time.Millisecond)))
@@ -498,6 +540,12 @@ func (r *releaseResource[T, P]) Delete(ctx context.Context, req resource.DeleteR
 	rel := r.withLogs(ctx, r.handle(&m))
 	if err := rel.Uninstall(ctx, b.RemoveCRDs.ValueBool(), r.timeout(b)); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err.Error())
+		return
+	}
+	if r.spec.Cleanup != nil {
+		if err := r.spec.Cleanup(ctx, r.client, &m); err != nil {
+			resp.Diagnostics.AddError(fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err.Error())
+		}
 	}
 }
 

@@ -177,3 +177,37 @@ func TestPodRunnerKServe(t *testing.T) {
 		})
 	})
 }
+
+// TestPodRunnerLLMISvc runs KServe's LLMInferenceService controller (the
+// llmisvc CRD and resources charts, after KServe's) under the pod runner:
+// its pod Ready with the binary built beside the manager, its webhooks
+// carrying the CA testenv issued, LLMInferenceServices served.
+func TestPodRunnerLLMISvc(t *testing.T) {
+	if os.Getenv("TF_ACC") == "" && os.Getenv("TESTENV_E2E") == "" {
+		t.Skip("set TF_ACC or TESTENV_E2E to start a cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	env, err := testenv.Start(ctx, testenv.Options{
+		Nodes:       []testenv.NodePool{{Name: "cpu", Count: 2}},
+		Controllers: []testenv.Controller{testenv.KServe(), testenv.LLMISvc()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Stop()
+	pod := readyPod(ctx, t, env, podrunner.KServeNamespace, "control-plane=llmisvc-controller-manager")
+	runs(t, env, pod, testenv.KServeLLMISvc, "--metrics-addr=127.0.0.1:")
+	client := kube.NewClientFromREST(env.RESTConfig, false)
+	secret, err := env.Client.CoreV1().Secrets(podrunner.KServeNamespace).Get(ctx, "llmisvc-webhook-server-cert", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing, err := client.WebhooksWithoutCA(ctx, podrunner.KServeNamespace, "llmisvc-webhook-server-service", secret.Data["ca.crt"]); err != nil || len(missing) > 0 {
+		t.Fatalf("webhooks without the CA: %v (%v)", missing, err)
+	}
+	llm := schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1alpha2", Resource: "llminferenceservices"}
+	if _, err := env.Dynamic.Resource(llm).Namespace("default").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("LLMInferenceServices: %v\n%s", err, logs(env))
+	}
+}

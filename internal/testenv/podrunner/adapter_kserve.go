@@ -76,7 +76,11 @@ var KServe = &Adapter{
 // kserve-llmisvc-resources chart (image kserve/llmisvc-controller), with the
 // same moves as KServe's manager, and its webhook certificate
 // (llmisvc-webhook-server-cert) from testenv. Its binary is built with the
-// manager's (binaries.Spec.BuildsAlso), on request only.
+// manager's (binaries.Spec.BuildsAlso), on request only. List it after
+// KServe: its chart leaves the ConfigMap and ClusterStorageContainer both
+// charts render to KServe's release. Note that kserve-llmisvc-resources
+// also renders the Gateway API Inference Extension's InferencePool CRDs
+// (inference.networking.k8s.io and .x-k8s.io) and llm-d's.
 var LLMISvc = &Adapter{
 	Name:      "llmisvc",
 	Binary:    llmisvcSpec,
@@ -90,7 +94,7 @@ var LLMISvc = &Adapter{
 		Namespace:    KServeNamespace,
 		Release:      "kserve-llmisvc",
 		Serves:       "serving.kserve.io/v1alpha2",
-		Values:       KServeValues("Standard"),
+		Values:       llmisvcValues(),
 		WebhookCerts: []WebhookCert{{Secret: "llmisvc-webhook-server-cert", Service: "llmisvc-webhook-server-service"}},
 		Omit:         []string{"cert-manager.io"},
 	},
@@ -128,6 +132,18 @@ func KServeValues(deploymentMode string) map[string]any {
 		"controller":             map[string]any{"deploymentMode": deploymentMode, "resources": small},
 		"llmisvc":                map[string]any{"controller": map[string]any{"resources": small}},
 	}}
+}
+
+// llmisvcValues are KServeValues without the objects KServe's resources
+// chart has already installed (the inferenceservice-config ConfigMap and
+// the default ClusterStorageContainer, which both charts render: Helm
+// refuses to take over another release's object).
+func llmisvcValues() map[string]any {
+	v := KServeValues("Standard")
+	k := v["kserve"].(map[string]any)
+	k["inferenceServiceConfig"] = map[string]any{"enabled": false}
+	k["storagecontainer"] = map[string]any{"enabled": false}
+	return v
 }
 
 // kserveDefaultPorts are the container ports KServe's flags default to.

@@ -63,7 +63,8 @@ var (
 // (Kueue makes the queue Active), an empty plan; a node joining raises the
 // quota at the next plan (exit code 2); a hand edit of the quota fails the
 // plan with the editor's field manager, and force_conflicts plans it back
-// and applies it; destroy.
+// and applies it; destroy, which a field conflict fails unless it skips the
+// refresh.
 func gettingStarted(t *testing.T, env *testenv.Env, cli acctest.CLI, snap release) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -142,8 +143,13 @@ func gettingStarted(t *testing.T, env *testenv.Env, cli acctest.CLI, snap releas
 		t.Fatalf("%s plan after taking the field back exited %d, want 0:\n%s", cli.Name, code, out)
 	}
 
-	// 7. destroy.
-	m.must(ctx, "destroy", "-auto-approve")
+	// 7. destroy: its refresh is a full plan, which a field conflict fails;
+	// -refresh=false destroys what the state holds.
+	queue.Edit(t, env, "kubectl-edit", func(obj map[string]any) { setGPUQuota(t, obj, "4") })
+	if out, code := m.run(ctx, "destroy", "-auto-approve"); code != 1 || !strings.Contains(out, `conflict with "kubectl-edit"`) {
+		t.Fatalf("%s destroy with a field conflict exited %d, want 1 naming kubectl-edit (the guide says so):\n%s", cli.Name, code, out)
+	}
+	m.must(ctx, "destroy", "-auto-approve", "-refresh=false")
 	applied = false
 	if err := queue.Gone(env)(nil); err != nil {
 		t.Fatal(err)

@@ -226,6 +226,27 @@ func TestAccInferencePoolValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { group.Delete(t, env) })
+	// A LeaderWorkerSet whose pods are labelled app=sglang (and, by the LWS
+	// controller, leaderworkerset.sigs.k8s.io/name=pool-lws).
+	lwsGroup := acctest.Object{GVR: schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}, Namespace: "default", Name: "pool-lws"}
+	lws := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+		"metadata": map[string]any{"name": "pool-lws", "namespace": "default"},
+		"spec": map[string]any{
+			"replicas": int64(1),
+			"leaderWorkerTemplate": map[string]any{
+				"size": int64(1),
+				"workerTemplate": map[string]any{
+					"metadata": map[string]any{"labels": map[string]any{"app": "sglang"}},
+					"spec":     map[string]any{"containers": []any{map[string]any{"name": "server", "image": "lmsysorg/sglang:v0.4.6"}}},
+				},
+			},
+		},
+	}}
+	if _, err := env.Dynamic.Resource(lwsGroup.GVR).Namespace("default").Create(context.Background(), lws, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lwsGroup.Delete(t, env) })
 	plan := func(want *regexp.Regexp, edits ...string) resource.TestStep {
 		return resource.TestStep{Config: poolOnly(env, edits...), PlanOnly: true, ExpectError: want}
 	}
@@ -239,6 +260,13 @@ func TestAccInferencePoolValidation(t *testing.T) {
 				`{ app = "llama" }`, `{ app = "llama", model = "x" }`, "#pool", `serving_group = { kind = "Deployment", name = "pool-group" }`),
 			plan(acctest.ErrorMatching("Selector does not match the serving group", "selector: ", "LeaderWorkerSet default/not-yet", "serving_group.labels", "{app=sglang, leaderworkerset.sigs.k8s.io/name=not-yet}"),
 				"#pool", `serving_group = { kind = "LeaderWorkerSet", name = "not-yet", labels = { app = "sglang" } }`),
+			plan(acctest.ErrorMatching("Selector does not match the serving group", "selector: ", "LeaderWorkerSet default/pool-lws",
+				"app is \"sglang\" on the pods, \"llama\" in the selector", "live LeaderWorkerSet pod template", "{app=sglang, leaderworkerset.sigs.k8s.io/name=pool-lws}"),
+				"#pool", `serving_group = { kind = "LeaderWorkerSet", name = "pool-lws" }`),
+			// A selector that matches the live group plans (the group has no
+			// pod: replicas 0).
+			{Config: poolOnly(env, `{ app = "llama" }`, `{ app = "llama", tier = "serving" }`, "#pool", `serving_group = { kind = "Deployment", name = "pool-group" }`),
+				PlanOnly: true, ExpectNonEmptyPlan: true},
 			plan(acctest.ErrorMatching("target_ports", "between 1 and 65535"), "[8000]", "[0]"),
 			plan(acctest.ErrorMatching("target_ports", "70000"), "[8000]", "[8000, 70000]"),
 			plan(acctest.ErrorMatching("target_ports", "duplicate"), "[8000]", "[8000, 8000]"),

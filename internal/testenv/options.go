@@ -56,7 +56,9 @@ type Options struct {
 	// (package podrunner.Adapters: Kueue, LWS, KubeRay, JobSet, Trainer, the
 	// MPI Operator) as local processes, with the pod's own configuration and
 	// Secrets, and makes the pod Ready when the process is. Implies Egress,
-	// Scheduling, and the binaries of every adapter.
+	// Scheduling, and the binaries of every adapter that is not on demand
+	// (the endpoint picker is on demand: name testenv.EndpointPicker() in
+	// Controllers to build and run it).
 	PodRunner bool
 
 	// Commands are containers the pod runner runs by their own command line

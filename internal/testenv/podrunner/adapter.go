@@ -60,6 +60,11 @@ type Adapter struct {
 	// Container, when set, is the only container name the adapter takes
 	// (with Image).
 	Container string
+	// OnDemand: the binary is built only for a test that names the adapter
+	// in testenv's Options.Controllers, not for Options.PodRunner (Specs
+	// leaves it out). An on-demand adapter with an empty Install runs pods
+	// the tests create themselves; testenv installs nothing for it.
+	OnDemand bool
 	// runsCommand: the adapter runs the container's own command once
 	// (Command) instead of a built binary.
 	runsCommand bool
@@ -134,22 +139,43 @@ func ByName(name string) *Adapter {
 // Adapters are the registered adapters, one line per controller; the runner
 // uses those whose binary it has.
 var Adapters = []*Adapter{
-	Kueue,       // adapter_kueue.go
-	LWS,         // adapter_lws.go
-	KubeRay,     // adapter_kuberay.go
-	JobSet,      // adapter_jobset.go
-	Trainer,     // adapter_trainer.go
-	MPIOperator, // adapter_mpi.go
+	Kueue,          // adapter_kueue.go
+	LWS,            // adapter_lws.go
+	KubeRay,        // adapter_kuberay.go
+	JobSet,         // adapter_jobset.go
+	Trainer,        // adapter_trainer.go
+	MPIOperator,    // adapter_mpi.go
+	EndpointPicker, // adapter_epp.go (on demand)
 }
 
-// Specs are the binaries of every adapter.
+// Specs are the binaries of every adapter that is not on demand: what
+// Options.PodRunner builds.
 func Specs() []binaries.Spec {
+	var out []binaries.Spec
+	for _, a := range Adapters {
+		if !a.OnDemand {
+			out = append(out, a.Binary)
+			out = append(out, a.Alternates...)
+		}
+	}
+	return out
+}
+
+// AllSpecs are the binaries of every adapter, on demand or not (`testenv
+// build` builds them all).
+func AllSpecs() []binaries.Spec {
 	var out []binaries.Spec
 	for _, a := range Adapters {
 		out = append(out, a.Binary)
 		out = append(out, a.Alternates...)
 	}
 	return out
+}
+
+// Installs reports whether testenv installs something for the adapter (a
+// chart or a manifest file); an on-demand adapter may install nothing.
+func (a *Adapter) Installs() bool {
+	return a.Install.Chart != (Source{}) || a.Install.Manifests != (Source{})
 }
 
 // binary is the path of the binary that runs container c: the version its

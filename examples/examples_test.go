@@ -45,6 +45,7 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_ray_cluster":      "applied by internal/resources/serving (TestAccRayClusterExamples), whose cluster runs the KubeRay operator",
 	"aiplatform_lws_group":        "applied by internal/resources/serving (TestAccLWSGroupExamples), whose cluster runs the LWS controller",
 	"aiplatform_ray_service":      "applied by internal/resources/serving (TestAccRayServiceExample), whose cluster runs the KubeRay operator",
+	"aiplatform_inference_pool":   "applied by internal/resources/serving (TestAccInferencePoolExample), whose cluster has the InferencePool CRD and runs the endpoint picker",
 	"aiplatform_checkpoint_store": "applied by internal/resources/training (TestAccCheckpointStoreExample), which creates the example's namespace",
 	"aiplatform_nccl_check":       "planned by internal/resources/training (TestAccNCCLCheckExample): a check runs through the MPI Operator and cannot be imported (its result lives only in state)",
 

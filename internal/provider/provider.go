@@ -61,6 +61,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		serving.NewRayService,
 		serving.NewLWSGroup,
 		serving.NewModelDeployment,
+		serving.NewInferencePool,
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,
 		training.NewTrainingRuntime,

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
 
@@ -79,54 +81,29 @@ func TestSnapshotConfig(t *testing.T) {
 
 // The way users get the provider: the release archive (built here with the
 // release configuration, for this platform) in a filesystem mirror, and
-// `terraform init` + `terraform plan` with no dev_overrides, for a
-// configuration that needs no cluster. Then the stamped version, in the
-// User-Agent of the provider's requests to an API server.
+// `init` + `plan` with no dev_overrides, under Terraform and under OpenTofu
+// (acctest.CLIs): a configuration that needs no cluster and the stamped
+// version in the User-Agent (no-cluster), then the getting-started guide's
+// steps as written against the package's cluster (getting-started).
 func TestInstallFromFilesystemMirror(t *testing.T) {
-	if os.Getenv("TF_ACC") == "" {
-		t.Skip("builds the release archive with goreleaser and runs terraform: set TF_ACC=1 (make test does)")
-	}
-	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if tf == "" {
-		t.Fatal("TF_ACC_TERRAFORM_PATH is not set")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	dist := filepath.Join(t.TempDir(), "dist")
-	var log bytes.Buffer
-	start := time.Now()
-	if err := Snapshot(ctx, &log, repo(t), dist); err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	t.Logf("snapshot built in %s", time.Since(start).Round(time.Second))
+	env := acctest.Env(t) // skips without TF_ACC: builds with goreleaser, runs the CLIs on a cluster
+	snap := snapshot(t)
+	checkArchive(t, snap.archive, snap.version)
+	checkSums(t, filepath.Join(snap.dist, Project+"_"+snap.version+"_SHA256SUMS"), snap.archive, snap.version)
 
-	zips, _ := filepath.Glob(filepath.Join(dist, Project+"_*_"+HostTarget()+".zip"))
-	if len(zips) != 1 {
-		t.Fatalf("want one archive for %s in %s, got %v", HostTarget(), dist, zips)
-	}
-	archive := zips[0]
-	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(archive), Project+"_"), "_"+HostTarget()+".zip")
-	checkArchive(t, archive, version)
-	checkSums(t, filepath.Join(dist, Project+"_"+version+"_SHA256SUMS"), archive, version)
-
-	// The mirror's packed layout: HOSTNAME/NAMESPACE/TYPE/<the registry's zip>.
-	dir := t.TempDir()
-	mirror := filepath.Join(dir, "mirror")
-	pkg := filepath.Join(mirror, "registry.terraform.io", "aiplatform", "aiplatform")
-	if err := os.MkdirAll(pkg, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, archive, filepath.Join(pkg, filepath.Base(archive)))
-	cli := filepath.Join(dir, "terraformrc")
-	writeFile(t, cli, fmt.Sprintf(`provider_installation {
-  filesystem_mirror {
-    path    = %q
-    include = ["registry.terraform.io/aiplatform/aiplatform"]
-  }
+	acctest.ForEachCLI(t, func(t *testing.T, cli acctest.CLI) {
+		t.Run("no-cluster", func(t *testing.T) { noCluster(t, cli, snap) })
+		t.Run("getting-started", func(t *testing.T) { gettingStarted(t, env, cli, snap) })
+	})
 }
-`, mirror))
-	work := filepath.Join(dir, "work")
-	writeFile(t, filepath.Join(work, "main.tf"), fmt.Sprintf(`terraform {
+
+// noCluster: init from the mirror and plan a configuration that needs no
+// cluster with an empty provider block; then the User-Agent.
+func noCluster(t *testing.T, cli acctest.CLI, snap release) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	m := newMirror(t, cli, snap)
+	writeFile(t, filepath.Join(m.work, "main.tf"), fmt.Sprintf(`terraform {
   required_providers {
     aiplatform = {
       source  = "aiplatform/aiplatform"
@@ -147,27 +124,15 @@ data "aiplatform_inference_sizing" "llama_70b" {
 output "min_gpus" {
   value = data.aiplatform_inference_sizing.llama_70b.min_gpus
 }
-`, version))
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, tf, append([]string{"-chdir=" + work}, args...)...)
-		cmd.Env = terraformEnv(cli)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("terraform %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	if out := run("init", "-input=false", "-no-color"); !strings.Contains(out, "Installed aiplatform/aiplatform v"+version) {
-		t.Fatalf("terraform init did not install v%s from the mirror:\n%s", version, out)
-	}
-	if out := run("plan", "-input=false", "-no-color"); !regexp.MustCompile(`min_gpus\s*=\s*2\b`).MatchString(out) {
+`, snap.version))
+	m.init(ctx)
+	if out := m.must(ctx, "plan"); !regexp.MustCompile(`min_gpus\s*=\s*2\b`).MatchString(out) {
 		t.Fatalf("plan does not show min_gpus = 2:\n%s", out)
 	}
 
 	// The same installed binary reports its version in the User-Agent.
 	api := newRecordingAPIServer(t)
-	writeFile(t, filepath.Join(work, "main.tf"), fmt.Sprintf(`terraform {
+	writeFile(t, filepath.Join(m.work, "main.tf"), fmt.Sprintf(`terraform {
   required_providers {
     aiplatform = {
       source  = "aiplatform/aiplatform"
@@ -183,18 +148,124 @@ provider "aiplatform" {
 }
 
 data "aiplatform_gpu_capacity" "all" {}
-`, version, api.URL))
-	run("plan", "-input=false", "-no-color")
+`, snap.version, api.URL))
+	m.must(ctx, "plan")
 	agents := api.agents()
 	if len(agents) == 0 {
 		t.Fatal("the provider sent no request to the API server")
 	}
 	for _, ua := range agents {
-		if !strings.HasPrefix(ua, "terraform-provider-aiplatform/"+version+" Terraform/") {
-			t.Fatalf("User-Agent %q does not carry the stamped version %s", ua, version)
+		if !strings.HasPrefix(ua, "terraform-provider-aiplatform/"+snap.version+" Terraform/") {
+			t.Fatalf("User-Agent %q does not carry the stamped version %s", ua, snap.version)
 		}
 	}
+	t.Logf("%s: User-Agent %q", cli.Name, agents[0])
 }
+
+// release is the snapshot the test installs.
+type release struct {
+	dist, archive, version string
+}
+
+// snapshot builds the release archives for this platform with the release
+// configuration (`make release-snapshot`).
+func snapshot(t *testing.T) release {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	dist := filepath.Join(t.TempDir(), "dist")
+	var log bytes.Buffer
+	start := time.Now()
+	if err := Snapshot(ctx, &log, repo(t), dist); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	zips, _ := filepath.Glob(filepath.Join(dist, Project+"_*_"+HostTarget()+".zip"))
+	if len(zips) != 1 {
+		t.Fatalf("want one archive for %s in %s, got %v", HostTarget(), dist, zips)
+	}
+	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(zips[0]), Project+"_"), "_"+HostTarget()+".zip")
+	t.Logf("snapshot %s built in %s", version, time.Since(start).Round(time.Second))
+	return release{dist: dist, archive: zips[0], version: version}
+}
+
+// mirror is a filesystem mirror holding the release's zip, a CLI
+// configuration that installs the provider from it only, and an empty
+// working directory, for one CLI.
+type mirror struct {
+	t         *testing.T
+	cli       acctest.CLI
+	version   string
+	rc, work  string
+	extraArgs []string
+}
+
+// newMirror lays the mirror out as the getting-started guide says: the zip
+// unchanged in HOST/aiplatform/aiplatform/, HOST being the registry the CLI
+// puts in front of a bare source address (registry.terraform.io for
+// Terraform, registry.opentofu.org for OpenTofu), named in the CLI
+// configuration's filesystem_mirror and excluded from direct installation.
+func newMirror(t *testing.T, cli acctest.CLI, snap release) *mirror {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "mirror")
+	addr := cli.Registry + "/aiplatform/aiplatform"
+	copyFile(t, snap.archive, filepath.Join(root, filepath.FromSlash(addr), filepath.Base(snap.archive)))
+	rc := filepath.Join(dir, "terraformrc")
+	writeFile(t, rc, fmt.Sprintf(`provider_installation {
+  filesystem_mirror {
+    path    = %q
+    include = [%q]
+  }
+  direct {
+    exclude = [%q]
+  }
+}
+`, root, addr, addr))
+	return &mirror{t: t, cli: cli, version: snap.version, rc: rc, work: filepath.Join(dir, "work")}
+}
+
+// run runs the CLI in the working directory with the mirror's CLI
+// configuration; code is the exit code.
+func (m *mirror) run(ctx context.Context, args ...string) (out string, code int) {
+	m.t.Helper()
+	full := []string{"-chdir=" + m.work, args[0], "-input=false", "-no-color"}
+	if args[0] != "init" {
+		full = append(full, m.extraArgs...)
+	}
+	cmd := exec.CommandContext(ctx, m.cli.Path, append(full, args[1:]...)...)
+	cmd.Env = terraformEnv(m.rc)
+	b, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return string(b), exit.ExitCode()
+	case err != nil:
+		m.t.Fatalf("%s %v: %v\n%s", m.cli.Name, args, err, b)
+	}
+	return string(b), 0
+}
+
+// must runs the CLI and fails the test unless it exits 0.
+func (m *mirror) must(ctx context.Context, args ...string) string {
+	m.t.Helper()
+	out, code := m.run(ctx, args...)
+	if code != 0 {
+		m.t.Fatalf("%s %v exited %d:\n%s", m.cli.Name, args, code, out)
+	}
+	return out
+}
+
+// init installs the provider from the mirror, the version asked for.
+func (m *mirror) init(ctx context.Context) {
+	m.t.Helper()
+	out := m.must(ctx, "init")
+	if !strings.Contains(out, "Installed aiplatform/aiplatform v"+m.version) {
+		m.t.Fatalf("%s init did not install v%s from the mirror:\n%s", m.cli.Name, m.version, out)
+	}
+	m.t.Logf("%s init: %s", m.cli.Name, installedLine.FindString(out))
+}
+
+var installedLine = regexp.MustCompile(`(?m)^- Installed aiplatform/aiplatform .*$`)
 
 // terraformEnv is the environment without anything that could install the
 // provider another way (dev_overrides in ~/.terraformrc, a plugin cache).

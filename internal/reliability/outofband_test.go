@@ -273,6 +273,8 @@ var coveredElsewhere = map[string]string{
 	"aiplatform_kuberay_operator": "internal/resources/installs TestAccKubeRayOperator: operator Deployment scaled by hand, drift planned, repaired",
 	"aiplatform_mpi_operator":     "internal/resources/installs TestAccMPIOperator: Deployment scaled, ClusterRole and CRD edited, Deployment deleted by hand; drift planned, repaired, empty plan",
 	"aiplatform_lws_controller":   "internal/resources/installs TestAccLWSController: controller Deployment scaled by hand, drift planned, repaired",
+	// Its cluster needs the InferencePool CRD and the endpoint picker.
+	"aiplatform_inference_pool": "internal/resources/serving TestAccInferencePool: the picker's Deployment deleted by hand, drift planned, repaired, empty plan",
 
 	// Training controllers.
 	"aiplatform_jobset_controller": "internal/resources/installs TestAccJobSetController: controller Deployment scaled by hand, drift planned, repaired",

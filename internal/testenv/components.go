@@ -45,6 +45,7 @@ const (
 	JobSetController  Component = "jobset-controller"          // podrunner.JobSet.Binary
 	TrainerManager    Component = "trainer-controller-manager" // podrunner.Trainer.Binary
 	MPIOperator       Component = "mpi-operator"               // podrunner.MPIOperator.Binary
+	EPP               Component = "endpoint-picker"            // podrunner.EndpointPicker.Binary
 	KServeManager     Component = "kserve-manager"             // podrunner.KServe.Binary
 	KServeLLMISvc     Component = "kserve-llmisvc"             // podrunner.LLMISvc.Binary
 	// Agent is the process that serves the egress socket and runs the pod
@@ -59,7 +60,7 @@ func specs() map[Component]binaries.Spec {
 	for _, s := range []binaries.Spec{controlplane.EtcdSpec, controlplane.APIServerSpec, controlplane.ControllerManagerSpec, controlplane.SchedulerSpec, nodes.KwokSpec} {
 		m[Component(s.Name)] = s
 	}
-	for _, s := range podrunner.Specs() {
+	for _, s := range podrunner.AllSpecs() {
 		m[Component(s.Name)] = s
 	}
 	return m
@@ -69,7 +70,7 @@ func specs() map[Component]binaries.Spec {
 // every pod adapter's controller (`testenv build` builds them all).
 func AllComponents() []Component {
 	out := []Component{Etcd, APIServer, ControllerManager, Scheduler, Kwok}
-	for _, s := range podrunner.Specs() {
+	for _, s := range podrunner.AllSpecs() {
 		out = append(out, Component(s.Name))
 	}
 	return out
@@ -156,6 +157,18 @@ func KubeRayCRDDir(ctx context.Context) (string, error) {
 // module.
 func LWSCRDDir(ctx context.Context) (string, error) {
 	dir, err := ModuleDir(ctx, podrunner.LWSModule, LWSVersion)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "config", "crd", "bases"), nil
+}
+
+// InferencePoolCRDDir is the directory of the Gateway API Inference
+// Extension's CRDs (InferencePool, inference.networking.k8s.io/v1, and
+// InferencePoolImport) in its module, at the version whose endpoint picker
+// testenv runs.
+func InferencePoolCRDDir(ctx context.Context) (string, error) {
+	dir, err := ModuleDir(ctx, podrunner.InferenceExtensionModule, podrunner.InferenceExtensionVersion)
 	if err != nil {
 		return "", err
 	}

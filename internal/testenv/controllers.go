@@ -99,6 +99,12 @@ func LLMISvc() Controller { return ControllerOf(podrunner.LLMISvc) }
 // testdata/charts/kuberay-operator, with KubeRay's CRDs from the module).
 func KubeRay() Controller { return ControllerOf(podrunner.KubeRay) }
 
+// EndpointPicker is the Gateway API Inference Extension's endpoint picker
+// (podrunner.EndpointPicker): nothing is installed; the pod runner runs the
+// picker pods a test creates (an aiplatform_inference_pool's). Its CRD is
+// InferencePoolCRDDir's, for Options.CRDDirs.
+func EndpointPicker() Controller { return ControllerOf(podrunner.EndpointPicker) }
+
 // ControllerOf is the controller of a registered pod adapter, with the
 // adapter's default values: how a test asks for a controller that has no
 // constructor of its own here (an adapter is one file in package podrunner).
@@ -114,6 +120,12 @@ func (e *Env) installControllers(ctx context.Context) error {
 	for _, c := range e.opts.Controllers {
 		t := time.Now()
 		a := c.adapter
+		if !a.Installs() {
+			// Runs pods the tests create (podrunner.EndpointPicker): its
+			// binary is built and its adapter active, nothing to install.
+			e.logf("%s %s: the pod runner runs its pods", a.Name, a.Binary.Version)
+			continue
+		}
 		if a.Install.Manifests != (podrunner.Source{}) {
 			if err := e.applyManifests(ctx, client, a); err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
@@ -17,11 +18,19 @@ import (
 // module cache, or the stand-in in testdata), an install namespace, a
 // release name and the API it serves; with CRDs to add, a directory of them.
 // One without a chart names a manifest file with a Deployment in its
-// namespace and the CRD of the API it serves.
+// namespace and the CRD of the API it serves. One that installs nothing
+// runs the pods tests create and is on demand, so Options.PodRunner does not
+// build it.
 func TestControllerCharts(t *testing.T) {
 	env := &Env{Dir: t.TempDir()}
 	for _, a := range podrunner.Adapters {
 		t.Run(a.Name, func(t *testing.T) {
+			if !a.Installs() {
+				if !a.OnDemand || slices.ContainsFunc(podrunner.Specs(), func(s binaries.Spec) bool { return s.Name == a.Binary.Name }) {
+					t.Errorf("%s installs nothing but is not on demand: Options.PodRunner would build it", a.Name)
+				}
+				return
+			}
 			if a.Install.Manifests != (podrunner.Source{}) {
 				checkManifests(t, a)
 				return

@@ -18,7 +18,8 @@
 //     image an adapter knows as a local process, and the egress proxy through
 //     which the API server reaches their webhooks; one adapter file per
 //     controller (adapter_kueue.go, adapter_lws.go, adapter_kuberay.go,
-//     adapter_jobset.go, adapter_trainer.go, adapter_mpi.go);
+//     adapter_jobset.go, adapter_trainer.go, adapter_mpi.go, adapter_epp.go — the
+//     Gateway API Inference Extension's endpoint picker, on demand);
 //   - faultproxy: a TCP proxy in front of the API server for fault tests.
 //
 // There is one way to run a controller: Options.Controllers installs its

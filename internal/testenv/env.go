@@ -114,12 +114,12 @@ func (o Options) runsPods() bool {
 type Command = podrunner.Command
 
 // runnerBinaries are the binaries of the pod runner's adapters: with
-// PodRunner every adapter's but the OnRequest ones, and those of
+// PodRunner every adapter's but the on-demand ones, and those of
 // Controllers and Adapters.
 func (o Options) runnerBinaries() []binaries.Spec {
 	var out []binaries.Spec
 	if o.PodRunner {
-		out = podrunner.DefaultSpecs()
+		out = podrunner.Specs()
 	}
 	for _, c := range o.Controllers {
 		out = append(out, c.adapter.Binary)

@@ -58,11 +58,12 @@ type Options struct {
 	// (package podrunner.Adapters: Kueue, LWS, KubeRay, JobSet, Trainer, the
 	// MPI Operator) as local processes, with the pod's own configuration and
 	// Secrets, and makes the pod Ready when the process is. Implies Egress,
-	// Scheduling, and the binaries of every adapter but the OnRequest ones
-	// (KServe's): those are in Adapters or Controllers when a test needs them.
+	// Scheduling, and the binaries of every adapter that is not on demand
+	// (the endpoint picker and KServe's controllers are on demand: name them
+	// in Controllers, or in Adapters to run them without installing).
 	PodRunner bool
 
-	// Adapters are OnRequest pod adapters (podrunner.KServe,
+	// Adapters are on-demand pod adapters (podrunner.KServe,
 	// podrunner.LLMISvc) whose controllers the pod runner runs too, without
 	// installing them (a test's own install does, e.g. aiplatform_kserve's
 	// acceptance test). Implies the pod runner.

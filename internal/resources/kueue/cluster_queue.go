@@ -117,13 +117,14 @@ func NewClusterQueue() resource.Resource {
 				MarkdownDescription: "Namespaces whose LocalQueues may submit to this queue. Unset means every namespace " +
 					"(the provider writes Kueue's match-all `{}`; Kueue's own default would match none).",
 				Attributes: map[string]schema.Attribute{
-					"match_labels": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{validators.Labels()}},
+					"match_labels": schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Labels a namespace must all carry, e.g. `{ team = \"research\" }`; keys and values checked at plan as Kubernetes labels.", Validators: []validator.Map{validators.Labels()}},
 					"match_expressions": schema.ListNestedAttribute{
-						Optional: true,
+						Optional:            true,
+						MarkdownDescription: "Label requirements a namespace must all meet, as in a Kubernetes label selector.",
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-							"key":      schema.StringAttribute{Required: true, Validators: []validator.String{validators.QualifiedName()}},
+							"key":      schema.StringAttribute{Required: true, MarkdownDescription: "Namespace label key.", Validators: []validator.String{validators.QualifiedName()}},
 							"operator": schema.StringAttribute{Required: true, MarkdownDescription: "`In`, `NotIn`, `Exists` or `DoesNotExist`.", Validators: []validator.String{stringvalidator.OneOf("In", "NotIn", "Exists", "DoesNotExist")}},
-							"values":   schema.ListAttribute{ElementType: types.StringType, Optional: true},
+							"values":   schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Label values: at least one with `In` and `NotIn`, none with `Exists` and `DoesNotExist` (checked at plan)."},
 						}},
 					},
 				},

@@ -99,13 +99,21 @@ resource "aiplatform_cluster_queue" "research" {
 			{ResourceName: addr, ImportState: true, ImportStateVerify: true, ImportStateId: "research"},
 			{Config: update, PlanOnly: true},
 			{
-				// Someone edits the quota with kubectl: the plan shows it, and the
-				// apply names the field manager that now owns the field.
+				// Someone edits the cohort with kubectl: the plan shows the
+				// repair (exit code 2 under -detailed-exitcode, with a warning
+				// naming the conflict) rather than failing ...
 				PreConfig: func() {
 					live.Edit(t, env, "someone-else", func(obj map[string]any) {
 						obj["spec"].(map[string]any)["cohortName"] = "elsewhere"
 					})
 				},
+				Config:             update,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// ... and the apply, not forced, names the field manager that
+				// now owns the field.
 				Config:      update,
 				ExpectError: regexp.MustCompile(`(?s)owned by\s+another\s+field\s+manager.*someone-else.*force_conflicts`),
 			},

@@ -71,9 +71,10 @@ func resourceGroupsAttribute(owner string) schema.Attribute {
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{Required: true, MarkdownDescription: "ResourceFlavor name.", Validators: []validator.String{validators.DNSSubdomain()}},
 					"resources": schema.ListNestedAttribute{
-						Required: true,
+						Required:            true,
+						MarkdownDescription: "Quota of this flavor for each of the group's `covered_resources`, in the same order.",
 						NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-							"name": schema.StringAttribute{Required: true, Validators: []validator.String{validators.QualifiedName()}},
+							"name": schema.StringAttribute{Required: true, MarkdownDescription: "Resource name, e.g. `nvidia.com/gpu`: one of `covered_resources`, in their order (checked at plan).", Validators: []validator.String{validators.QualifiedName()}},
 							"nominal_quota": schema.StringAttribute{
 								Optional: true, Computed: true,
 								MarkdownDescription: "Quota as a Kubernetes quantity, e.g. `\"8\"`, `\"64Gi\"`. Either this or `from_allocatable`; " +

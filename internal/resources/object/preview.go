@@ -90,9 +90,16 @@ func (r *Resource[T, P]) previewLive(ctx context.Context, req resource.ModifyPla
 		return
 	}
 	if p.Forced() && !force {
-		resp.Diagnostics.AddError(fmt.Sprintf("Applying %s %s would conflict with another field manager", r.spec.Kind.Kind, ref),
-			p.ConflictText()+"\nRemove those fields from the configuration, have the other manager release them, or, "+
-				"if every change above is intended, set force_conflicts = true in the provider block"+acceptHint(p)+".")
+		// A warning, not an error: the plan still shows the repair (so
+		// `plan -detailed-exitcode` reports the drift with exit code 2, and
+		// a destroy, whose refresh plans the configuration first, is not
+		// blocked by a field someone else edited). The apply itself is not
+		// forced, so the API server refuses it and nothing changes: the
+		// plan never hides a change the apply would make.
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Applying %s %s would conflict with another field manager", r.spec.Kind.Kind, ref),
+			p.ConflictText()+"\nThe apply will fail with this conflict and change nothing. Remove those fields from the configuration, "+
+				"have the other manager release them, or, if every change above is intended, set force_conflicts = true in the provider block"+
+				acceptHint(p)+".")
 		return
 	}
 	if len(p.Unmanaged) == 0 {

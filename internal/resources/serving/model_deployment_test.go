@@ -177,8 +177,9 @@ func TestAccModelDeployment(t *testing.T) {
 			},
 			{
 				// Someone removes the liveness probe, lowers the startup
-				// threshold and changes the image: the plan shows each
-				// field it would take back from that manager, and stops.
+				// threshold and changes the image: the plan shows the
+				// repair (drift: exit code 2 for -detailed-exitcode, and a
+				// destroy's refresh is not blocked) and warns of the conflict.
 				PreConfig: func() {
 					dep.Edit(t, env, "kubectl-edit", func(o map[string]any) {
 						c := object(o, "spec", "template", "spec").(map[string]any)["containers"].([]any)[0].(map[string]any)
@@ -187,13 +188,26 @@ func TestAccModelDeployment(t *testing.T) {
 						c["image"] = "vllm/vllm-openai:latest"
 					})
 				},
-				Config:   cfg,
-				PlanOnly: true,
+				Config:             cfg,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// Its apply, not forced, is refused by the API server with
+				// each field it would take back from that manager, and
+				// changes nothing.
+				Config: cfg,
 				ExpectError: acctest.ErrorMatching(`startupProbe.failureThreshold (conflict with "kubectl-edit"`,
 					`image: vllm/vllm-openai:latest → vllm/vllm-openai:v0.9.0`, `livenessProbe: (absent) →`, `failureThreshold: 3 → 15`),
 			},
 			{
 				// With force_conflicts the repair is planned and applied.
+				PreConfig: func() {
+					// The refused apply above changed nothing.
+					if err := dep.Equal(env, "vllm/vllm-openai:latest", "spec", "template", "spec", "containers", "0", "image")(nil); err != nil {
+						t.Fatal(err)
+					}
+				},
 				Config: force,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{

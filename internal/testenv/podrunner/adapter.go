@@ -60,10 +60,11 @@ type Adapter struct {
 	// Container, when set, is the only container name the adapter takes
 	// (with Image).
 	Container string
-	// OnRequest: Options.PodRunner alone does not build or run this
-	// adapter's controller (its cold build is long, and few packages need
-	// it); a test names it in Options.Controllers or Options.Adapters.
-	OnRequest bool
+	// OnDemand: the binary is built only for a test that names the adapter
+	// in testenv's Options.Controllers, not for Options.PodRunner (Specs
+	// leaves it out). An on-demand adapter with an empty Install runs pods
+	// the tests create themselves; testenv installs nothing for it.
+	OnDemand bool
 	// runsCommand: the adapter runs the container's own command once
 	// (Command) instead of a built binary.
 	runsCommand bool
@@ -159,18 +160,33 @@ func ByName(name string) *Adapter {
 // Adapters are the registered adapters, one line per controller; the runner
 // uses those whose binary it has.
 var Adapters = []*Adapter{
-	Kueue,       // adapter_kueue.go
-	LWS,         // adapter_lws.go
-	KubeRay,     // adapter_kuberay.go
-	JobSet,      // adapter_jobset.go
-	Trainer,     // adapter_trainer.go
-	MPIOperator, // adapter_mpi.go
-	KServe,      // adapter_kserve.go
-	LLMISvc,     // adapter_kserve.go
+	Kueue,          // adapter_kueue.go
+	LWS,            // adapter_lws.go
+	KubeRay,        // adapter_kuberay.go
+	JobSet,         // adapter_jobset.go
+	Trainer,        // adapter_trainer.go
+	MPIOperator,    // adapter_mpi.go
+	EndpointPicker, // adapter_epp.go (on demand)
+	KServe,         // adapter_kserve.go (on demand)
+	LLMISvc,        // adapter_kserve.go (on demand)
 }
 
-// Specs are the binaries of every adapter.
+// Specs are the binaries of every adapter that is not on demand: what
+// Options.PodRunner builds.
 func Specs() []binaries.Spec {
+	var out []binaries.Spec
+	for _, a := range Adapters {
+		if !a.OnDemand {
+			out = append(out, a.Binary)
+			out = append(out, a.Alternates...)
+		}
+	}
+	return out
+}
+
+// AllSpecs are the binaries of every adapter, on demand or not (`testenv
+// build` builds them all).
+func AllSpecs() []binaries.Spec {
 	var out []binaries.Spec
 	for _, a := range Adapters {
 		out = append(out, a.Binary)
@@ -179,30 +195,23 @@ func Specs() []binaries.Spec {
 	return out
 }
 
-// DefaultSpecs are the binaries Options.PodRunner builds: those of every
-// adapter but the OnRequest ones.
-func DefaultSpecs() []binaries.Spec {
-	var out []binaries.Spec
-	for _, a := range Adapters {
-		if !a.OnRequest {
-			out = append(out, a.Binary)
-			out = append(out, a.Alternates...)
-		}
-	}
-	return out
-}
-
-// BuiltSpecs are the binaries of the OnRequest adapters that are in the
+// BuiltSpecs are the binaries of the on-demand adapters that are in the
 // binary cache already (a detached cluster's agent runs those its cluster
 // asked for, which Start built).
 func BuiltSpecs() []binaries.Spec {
 	var out []binaries.Spec
 	for _, a := range Adapters {
-		if a.OnRequest && binaries.Built(a.Binary) {
+		if a.OnDemand && binaries.Built(a.Binary) {
 			out = append(out, a.Binary)
 		}
 	}
 	return out
+}
+
+// Installs reports whether testenv installs something for the adapter (a
+// chart or a manifest file); an on-demand adapter may install nothing.
+func (a *Adapter) Installs() bool {
+	return a.Install.Chart != (Source{}) || a.Install.Manifests != (Source{})
 }
 
 // binary is the path of the binary that runs container c: the version its

@@ -47,7 +47,7 @@ import (
 //   - KUBECONFIG is the pod's kubeconfig, with its service account token, so
 //     KServe works with the chart's RBAC.
 //
-// Its binaries are built on request only (OnRequest): a cluster with
+// Its binaries are built on demand only (OnDemand): a cluster with
 // Options.PodRunner alone does not build KServe (a cold build of the
 // manager and llmisvc together takes ~15-30 min on 2 cores); name KServe in
 // Options.Controllers or Options.Adapters.
@@ -58,7 +58,7 @@ var KServe = &Adapter{
 	Image:     regexp.MustCompile(`^(docker\.io/)?kserve/kserve-controller[:@]`),
 	Container: "manager",
 	Prepare:   prepareKServePod,
-	OnRequest: true,
+	OnDemand:  true,
 	Install: Install{
 		Chart:        Source{Module: KServeModule, Version: KServeVersion, Dir: "charts/kserve-resources"},
 		CRDChart:     Source{Module: KServeModule, Version: KServeVersion, Dir: "charts/kserve-crd"},
@@ -87,7 +87,7 @@ var LLMISvc = &Adapter{
 	Image:     regexp.MustCompile(`^(docker\.io/)?kserve/llmisvc-controller[:@]`),
 	Container: "manager",
 	Prepare:   prepareKServePod,
-	OnRequest: true,
+	OnDemand:  true,
 	Install: Install{
 		Chart:        Source{Module: KServeModule, Version: KServeVersion, Dir: "charts/kserve-llmisvc-resources"},
 		CRDChart:     Source{Module: KServeModule, Version: KServeVersion, Dir: "charts/kserve-llmisvc-crd"},

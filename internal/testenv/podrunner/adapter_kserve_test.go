@@ -81,17 +81,17 @@ func TestKServeAdapter(t *testing.T) {
 	}
 }
 
-// PodRunner alone builds no OnRequest adapter's binary (KServe's cold build
+// PodRunner alone builds no on-demand adapter's binary (KServe's cold build
 // is long); every adapter's binary stays buildable (Specs), and the manager's
 // spec builds the llmisvc controller in the same go build.
-func TestOnRequestAdapters(t *testing.T) {
-	for _, s := range DefaultSpecs() {
+func TestOnDemandKServe(t *testing.T) {
+	for _, s := range Specs() {
 		if s.Module == KServeModule {
-			t.Errorf("DefaultSpecs has %s", s.Key())
+			t.Errorf("Specs (what PodRunner builds) has %s", s.Key())
 		}
 	}
-	if !containsAll(Specs(), []binaries.Spec{KServe.Binary, LLMISvc.Binary}) {
-		t.Error("Specs lacks KServe's binaries")
+	if !containsAll(AllSpecs(), []binaries.Spec{KServe.Binary, LLMISvc.Binary}) {
+		t.Error("AllSpecs lacks KServe's binaries")
 	}
 	if len(KServe.Binary.BuildsAlso) != 1 || KServe.Binary.BuildsAlso[0].Key() != LLMISvc.Binary.Key() {
 		t.Errorf("KServe's manager does not build %s with it", LLMISvc.Binary.Key())

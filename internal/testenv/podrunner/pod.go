@@ -186,14 +186,18 @@ func (lp *localPod) probe(ctx context.Context, p *process.Proc, restarts *int32)
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // as the kubelet's probes
 	}}
+	grpcAddr, grpcService := lp.readinessGRPC()
 	for {
 		ready := true
-		if url != "" {
+		switch {
+		case url != "":
 			resp, err := client.Get(url)
 			ready = err == nil && resp.StatusCode >= 200 && resp.StatusCode < 400
 			if err == nil {
 				resp.Body.Close()
 			}
+		case grpcAddr != "":
+			ready = grpcServing(ctx, grpcAddr, grpcService)
 		}
 		lp.mu.Lock()
 		changed := lp.ready != ready

@@ -1,0 +1,12 @@
+# Terraform >= 1.5 and OpenTofu >= 1.5: the same import as a block, planned with
+# the rest of the configuration (`terraform plan` shows it before anything is
+# written; `-generate-config-out=generated.tf` writes a configuration for it).
+import {
+  to = aiplatform_training_runtime.torch
+  id = "torch-h100"
+}
+
+import {
+  to = aiplatform_training_runtime.deepspeed
+  id = "training/deepspeed-a100"
+}

@@ -60,6 +60,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		serving.NewRayService,
 		serving.NewLWSGroup,
 		serving.NewModelDeployment,
+		serving.NewServingRuntime,
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,
 		training.NewTrainingRuntime,

@@ -45,6 +45,8 @@ const (
 	JobSetController  Component = "jobset-controller"          // podrunner.JobSet.Binary
 	TrainerManager    Component = "trainer-controller-manager" // podrunner.Trainer.Binary
 	MPIOperator       Component = "mpi-operator"               // podrunner.MPIOperator.Binary
+	KServeManager     Component = "kserve-manager"             // podrunner.KServe.Binary
+	KServeLLMISvc     Component = "kserve-llmisvc"             // podrunner.LLMISvc.Binary
 	// Agent is the process that serves the egress socket and runs the pod
 	// runner of a detached cluster: the calling program, run as
 	// `<program> agent <dir>`, which must call RunAgent (cmd/testenv does).

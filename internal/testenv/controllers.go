@@ -85,6 +85,16 @@ func kueueController(a *podrunner.Adapter, frameworks []string) Controller {
 // only in lws-system, see package podrunner).
 func LWS() Controller { return ControllerOf(podrunner.LWS) }
 
+// KServe is KServe's controller manager (its kserve-crd and kserve-resources
+// charts from the module cache, in namespace kserve, deployment mode
+// Standard, webhook certificates from testenv instead of cert-manager; see
+// package podrunner). Its binary is built on request (minutes cold).
+func KServe() Controller { return ControllerOf(podrunner.KServe) }
+
+// LLMISvc is KServe's LLMInferenceService controller (the llmisvc charts);
+// list it after KServe().
+func LLMISvc() Controller { return ControllerOf(podrunner.LLMISvc) }
+
 // KubeRay is the KubeRay operator (the stand-in chart in
 // testdata/charts/kuberay-operator, with KubeRay's CRDs from the module).
 func KubeRay() Controller { return ControllerOf(podrunner.KubeRay) }
@@ -114,6 +124,13 @@ func (e *Env) installControllers(ctx context.Context) error {
 			e.logf("%s %s applied and ready (%s)", a.Name, a.Binary.Version, time.Since(t).Round(10*time.Millisecond))
 			continue
 		}
+		cas, err := e.provideWebhookCerts(ctx, a)
+		if err != nil {
+			return err
+		}
+		if err := e.installCRDChart(ctx, client, a); err != nil {
+			return err
+		}
 		ch, err := e.chart(ctx, a)
 		if err != nil {
 			return err
@@ -127,6 +144,9 @@ func (e *Env) installControllers(ctx context.Context) error {
 		rel := &helm.Release{Client: client, Namespace: a.Install.Namespace, Name: a.Install.Release, Log: func(m string) { e.logf("%s: %s", a.Name, m) }}
 		if _, err := rel.Install(ctx, helm.Options{Chart: ch, Values: values, Timeout: e.controllerTimeout()}); err != nil {
 			return fmt.Errorf("testenv: installing %s's chart: %w", a.Name, err)
+		}
+		if err := e.injectCABundles(ctx, a, cas); err != nil {
+			return err
 		}
 		if err := e.waitAnswers(ctx, a); err != nil {
 			return err

@@ -106,22 +106,26 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 
 // runsPods reports whether the cluster has a pod runner.
 func (o Options) runsPods() bool {
-	return o.PodRunner || len(o.Controllers) > 0 || len(o.Commands) > 0
+	return o.PodRunner || len(o.Controllers) > 0 || len(o.Commands) > 0 || len(o.Adapters) > 0
 }
 
 // Command is a container the pod runner runs by its own command line
 // (Options.Commands).
 type Command = podrunner.Command
 
-// runnerBinaries are the binaries of the pod runner's adapters: every
-// adapter's with PodRunner, else the Controllers'.
+// runnerBinaries are the binaries of the pod runner's adapters: with
+// PodRunner every adapter's but the OnRequest ones, and those of
+// Controllers and Adapters.
 func (o Options) runnerBinaries() []binaries.Spec {
-	if o.PodRunner {
-		return podrunner.Specs()
-	}
 	var out []binaries.Spec
+	if o.PodRunner {
+		out = podrunner.DefaultSpecs()
+	}
 	for _, c := range o.Controllers {
 		out = append(out, c.adapter.Binary)
+	}
+	for _, a := range o.Adapters {
+		out = append(out, a.Binary)
 	}
 	return out
 }

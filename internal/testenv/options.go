@@ -3,6 +3,8 @@ package testenv
 import (
 	"io"
 	"time"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
 // Options says what cluster Start brings up.
@@ -56,8 +58,15 @@ type Options struct {
 	// (package podrunner.Adapters: Kueue, LWS, KubeRay, JobSet, Trainer, the
 	// MPI Operator) as local processes, with the pod's own configuration and
 	// Secrets, and makes the pod Ready when the process is. Implies Egress,
-	// Scheduling, and the binaries of every adapter.
+	// Scheduling, and the binaries of every adapter but the OnRequest ones
+	// (KServe's): those are in Adapters or Controllers when a test needs them.
 	PodRunner bool
+
+	// Adapters are OnRequest pod adapters (podrunner.KServe,
+	// podrunner.LLMISvc) whose controllers the pod runner runs too, without
+	// installing them (a test's own install does, e.g. aiplatform_kserve's
+	// acceptance test). Implies the pod runner.
+	Adapters []*podrunner.Adapter
 
 	// Commands are containers the pod runner runs by their own command line
 	// as local processes (podrunner.Command: an image pattern and a

@@ -38,6 +38,13 @@ type Spec struct {
 	LDFlags   string
 	Install   bool
 	ColdBuild string // rough cold build time on a 2-core machine, shown while building
+	// BuildsAlso are other main packages of the same Module and Version
+	// that the same `go build` builds (Module set, Install false): one
+	// invocation compiles their shared dependencies once and in parallel
+	// (KServe's manager and its LLMInferenceService controller share
+	// nearly all of theirs). Building this Spec also caches each of them
+	// under its own name; each stays buildable alone by its own Spec.
+	BuildsAlso []Spec
 }
 
 // FileName is the cached binary's name, e.g. "kube-apiserver-v1.36.3".
@@ -96,8 +103,17 @@ func Ensure(ctx context.Context, log io.Writer, specs ...Spec) (Paths, error) {
 		if err := build(ctx, log, s, bins[s.Key()]); err != nil {
 			return nil, err
 		}
+		for _, also := range s.BuildsAlso {
+			bins[also.Key()] = filepath.Join(dir, also.FileName())
+		}
 	}
 	return bins, nil
+}
+
+// Built reports whether s is in the cache already.
+func Built(s Spec) bool {
+	dir, err := Dir()
+	return err == nil && isFile(filepath.Join(dir, s.FileName()))
 }
 
 func isFile(path string) bool {
@@ -162,7 +178,16 @@ func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 		if err != nil {
 			return nil, err
 		}
-		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", s.LDFlags, "-o", out, s.Package)
+		pkgs := []string{s.Package}
+		if len(s.BuildsAlso) > 0 {
+			// Several main packages: -o names a directory, in which each
+			// binary is named after its package's last element.
+			out = filepath.Dir(out) + string(filepath.Separator)
+			for _, also := range s.BuildsAlso {
+				pkgs = append(pkgs, also.Package)
+			}
+		}
+		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-ldflags", s.LDFlags, "-o", out}, pkgs...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
 		return cmd, nil
@@ -182,6 +207,12 @@ func build(ctx context.Context, log io.Writer, s Spec, dst string) error {
 	if s.Install { // go install names the binary after its package
 		out = filepath.Join(tmp, path.Base(s.Package))
 	}
+	if len(s.BuildsAlso) > 0 { // go build -o <dir>/ names each binary after its package
+		out = filepath.Join(tmp, "out", path.Base(s.Package))
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+	}
 	cmd, err := command(ctx, s, tmp, out)
 	if err != nil {
 		return err
@@ -193,7 +224,11 @@ func build(ctx context.Context, log io.Writer, s Spec, dst string) error {
 	if cold == "" {
 		cold = "a few minutes"
 	}
-	fmt.Fprintf(log, "testenv: building %s %s (cold: %s)…\n", s.Name, s.Version, cold)
+	what := s.Name
+	for _, also := range s.BuildsAlso {
+		what += " + " + also.Name
+	}
+	fmt.Fprintf(log, "testenv: building %s %s (cold: %s)…\n", what, s.Version, cold)
 	start := time.Now()
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
@@ -213,12 +248,22 @@ func build(ctx context.Context, log io.Writer, s Spec, dst string) error {
 	if err != nil {
 		return fmt.Errorf("testenv: building %s: %w\n%s", s.Name, err, process.Tail(output.String(), 40))
 	}
+	if err := place(out, dst); err != nil {
+		return err
+	}
+	for _, also := range s.BuildsAlso {
+		if err := place(filepath.Join(filepath.Dir(out), path.Base(also.Package)), filepath.Join(filepath.Dir(dst), also.FileName())); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(log, "testenv: built %s in %s\n", what, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// place moves a built binary into the cache under its final name.
+func place(out, dst string) error {
 	if err := os.Chmod(out, 0o755); err != nil {
 		return err
 	}
-	if err := os.Rename(out, dst); err != nil {
-		return err
-	}
-	fmt.Fprintf(log, "testenv: built %s in %s\n", s.Name, time.Since(start).Round(time.Second))
-	return nil
+	return os.Rename(out, dst)
 }

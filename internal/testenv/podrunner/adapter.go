@@ -60,6 +60,10 @@ type Adapter struct {
 	// Container, when set, is the only container name the adapter takes
 	// (with Image).
 	Container string
+	// OnRequest: Options.PodRunner alone does not build or run this
+	// adapter's controller (its cold build is long, and few packages need
+	// it); a test names it in Options.Controllers or Options.Adapters.
+	OnRequest bool
 	// runsCommand: the adapter runs the container's own command once
 	// (Command) instead of a built binary.
 	runsCommand bool
@@ -85,9 +89,27 @@ type Install struct {
 	Namespace string
 	Release   string
 	Values    map[string]any // default values
+	// CRDChart, when set, is a chart of the controller's CRDs, installed
+	// first as its own release, <Release>-crd, in Namespace (KServe ships
+	// its CRDs as separate charts).
+	CRDChart Source
+	// WebhookCerts are webhook serving certificates testenv provides, as
+	// cert-manager would for a chart that relies on it: before the install,
+	// each Secret (tls.crt, tls.key, ca.crt) for the Service's DNS names in
+	// Namespace, signed by a CA of the cluster's own; after it, that CA in
+	// the caBundle of every webhook (admission and CRD conversion) that
+	// calls the Service.
+	WebhookCerts []WebhookCert
 	// Serves is an API group version the controller's CRDs serve: an
 	// external cluster (TESTENV_KUBECONFIG) must serve it.
 	Serves string
+}
+
+// WebhookCert is a webhook serving certificate testenv provides
+// (Install.WebhookCerts): the Secret it is written to and the Service whose
+// DNS names it is for.
+type WebhookCert struct {
+	Secret, Service string
 }
 
 // dryRunAnswered dry-run creates obj, which goes through the admission
@@ -140,6 +162,8 @@ var Adapters = []*Adapter{
 	JobSet,      // adapter_jobset.go
 	Trainer,     // adapter_trainer.go
 	MPIOperator, // adapter_mpi.go
+	KServe,      // adapter_kserve.go
+	LLMISvc,     // adapter_kserve.go
 }
 
 // Specs are the binaries of every adapter.
@@ -148,6 +172,32 @@ func Specs() []binaries.Spec {
 	for _, a := range Adapters {
 		out = append(out, a.Binary)
 		out = append(out, a.Alternates...)
+	}
+	return out
+}
+
+// DefaultSpecs are the binaries Options.PodRunner builds: those of every
+// adapter but the OnRequest ones.
+func DefaultSpecs() []binaries.Spec {
+	var out []binaries.Spec
+	for _, a := range Adapters {
+		if !a.OnRequest {
+			out = append(out, a.Binary)
+			out = append(out, a.Alternates...)
+		}
+	}
+	return out
+}
+
+// BuiltSpecs are the binaries of the OnRequest adapters that are in the
+// binary cache already (a detached cluster's agent runs those its cluster
+// asked for, which Start built).
+func BuiltSpecs() []binaries.Spec {
+	var out []binaries.Spec
+	for _, a := range Adapters {
+		if a.OnRequest && binaries.Built(a.Binary) {
+			out = append(out, a.Binary)
+		}
 	}
 	return out
 }

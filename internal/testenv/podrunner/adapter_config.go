@@ -205,3 +205,32 @@ func (lp *localPod) writeConfig(cfg map[string]any, args []string, configAt int,
 	args[configAt] = "--config=" + local
 	return nil
 }
+
+// tmpWebhookCertDir serves controller-runtime's default webhook certDir,
+// $TMPDIR/k8s-webhook-server/serving-certs, for a controller that has no
+// setting for it: the process runs with TMPDIR=<pod dir>/tmp, in which that
+// directory is a link to the projected volume mounted there (or to a fresh
+// directory when none is).
+func (lp *localPod) tmpWebhookCertDir() error {
+	certs, ok := lp.localPath(webhookCertMount)
+	if !ok {
+		certs = filepath.Join(lp.dir, "certs")
+		if err := os.MkdirAll(certs, 0o700); err != nil {
+			return err
+		}
+		lp.mu.Lock()
+		lp.mounts[webhookCertMount] = certs
+		lp.mu.Unlock()
+	}
+	tmp := filepath.Join(lp.dir, "tmp")
+	if err := os.MkdirAll(filepath.Join(tmp, "k8s-webhook-server"), 0o700); err != nil {
+		return err
+	}
+	link := filepath.Join(tmp, "k8s-webhook-server", "serving-certs")
+	_ = os.Remove(link)
+	if err := os.Symlink(certs, link); err != nil {
+		return err
+	}
+	lp.env = append(lp.env, "TMPDIR="+tmp)
+	return nil
+}

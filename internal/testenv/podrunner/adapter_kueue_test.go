@@ -56,7 +56,7 @@ func containsAll(got, want []binaries.Spec) bool {
 	for _, w := range want {
 		found := false
 		for _, g := range got {
-			found = found || g == w
+			found = found || g.Key() == w.Key()
 		}
 		if !found {
 			return false

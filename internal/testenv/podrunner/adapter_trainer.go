@@ -7,7 +7,6 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -127,23 +126,10 @@ func prepareTrainerPod(lp *localPod) error {
 	}
 
 	// The webhook server's certificates: $TMPDIR/k8s-webhook-server/serving-certs.
-	certs, ok := lp.localPath(webhookCertMount)
-	if !ok {
-		certs = filepath.Join(lp.dir, "certs")
-		if err := os.MkdirAll(certs, 0o700); err != nil {
-			return err
-		}
-	}
-	tmp := filepath.Join(lp.dir, "tmp")
-	if err := os.MkdirAll(filepath.Join(tmp, "k8s-webhook-server"), 0o700); err != nil {
+	if err := lp.tmpWebhookCertDir(); err != nil {
 		return err
 	}
-	link := filepath.Join(tmp, "k8s-webhook-server", "serving-certs")
-	_ = os.Remove(link)
-	if err := os.Symlink(certs, link); err != nil {
-		return err
-	}
-	lp.env = append(lp.env, "TMPDIR="+tmp)
+	certs, _ := lp.localPath(webhookCertMount)
 	if mgmt, _ := cfg["certManagement"].(map[string]any); mgmt == nil || mgmt["enable"] != false {
 		if err := lp.linkFixedCertDir(certs); err != nil {
 			return err

@@ -113,7 +113,7 @@ func RunAgent(ctx context.Context, dir string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bins, err := binaries.Ensure(ctx, log, Specs()...)
+	bins, err := binaries.Ensure(ctx, log, append(DefaultSpecs(), BuiltSpecs()...)...)
 	if err != nil {
 		return err
 	}

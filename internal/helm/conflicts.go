@@ -70,6 +70,8 @@ var rules = []Rule{
 	oneJobSet,
 	oneTrainer,
 	mpiJobControllers,
+	oneKServe,
+	kserveKnativeMode,
 }
 
 // CheckConflicts records in as planned in the run of c and returns the first

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -87,6 +88,12 @@ type Options struct {
 	Chart   *chart.Chart
 	Values  map[string]any
 	Timeout time.Duration
+	// Omit are API groups whose objects the chart renders but the release
+	// leaves out, e.g. "cert-manager.io" for KServe's chart, which renders a
+	// Certificate whatever its values say: without cert-manager's CRDs the
+	// install would fail, and the provider (or testenv) issues the webhook
+	// certificate itself.
+	Omit []string
 }
 
 // releaseLocks serialises operations on one release within the provider.
@@ -114,7 +121,7 @@ func (r *Release) Install(ctx context.Context, o Options) (*release.Release, err
 	in.ReleaseName, in.Namespace = r.Name, r.Namespace
 	in.CreateNamespace = true
 	in.Timeout = o.Timeout
-	in.PostRenderer = keepCRDs{}
+	in.PostRenderer = keepCRDs{omit: o.Omit}
 	start := time.Now()
 	r.log("installing chart %s %s as release %s", o.Chart.Metadata.Name, o.Chart.Metadata.Version, r.ID())
 	rel, err := in.RunWithContext(ctx, o.Chart, o.Values)
@@ -170,7 +177,7 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	up.Namespace = r.Namespace
 	up.Timeout = o.Timeout
 	up.MaxHistory = maxHistory
-	up.PostRenderer = keepCRDs{}
+	up.PostRenderer = keepCRDs{omit: o.Omit}
 	start := time.Now()
 	r.log("upgrading release %s to chart %s %s", r.ID(), o.Chart.Metadata.Name, o.Chart.Metadata.Version)
 	rel, err := up.RunWithContext(ctx, r.Name, o.Chart, o.Values)
@@ -333,16 +340,20 @@ func crdObjects(ch *chart.Chart) []*unstructured.Unstructured {
 
 // keepCRDs marks every CRD of the release with helm.sh/resource-policy=keep,
 // so that uninstalling the release leaves the CRDs, and with them every
-// custom resource users created; remove_crds deletes them explicitly.
-type keepCRDs struct{}
+// custom resource users created; remove_crds deletes them explicitly. It
+// also leaves out the objects of the API groups in omit (Options.Omit).
+type keepCRDs struct{ omit []string }
 
-func (keepCRDs) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
+func (k keepCRDs) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	objs, err := parseManifests(in.String())
 	if err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
 	for _, o := range objs {
+		if slices.Contains(k.omit, o.GroupVersionKind().Group) {
+			continue
+		}
 		if o.GetKind() == "CustomResourceDefinition" {
 			a := o.GetAnnotations()
 			if a == nil {

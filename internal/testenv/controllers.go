@@ -142,7 +142,7 @@ func (e *Env) installControllers(ctx context.Context) error {
 			}
 		}
 		rel := &helm.Release{Client: client, Namespace: a.Install.Namespace, Name: a.Install.Release, Log: func(m string) { e.logf("%s: %s", a.Name, m) }}
-		if _, err := rel.Install(ctx, helm.Options{Chart: ch, Values: values, Timeout: e.controllerTimeout()}); err != nil {
+		if _, err := rel.Install(ctx, helm.Options{Chart: ch, Values: values, Timeout: e.controllerTimeout(), Omit: a.Install.Omit}); err != nil {
 			return fmt.Errorf("testenv: installing %s's chart: %w", a.Name, err)
 		}
 		if err := e.injectCABundles(ctx, a, cas); err != nil {

@@ -100,6 +100,9 @@ type Install struct {
 	// the caBundle of every webhook (admission and CRD conversion) that
 	// calls the Service.
 	WebhookCerts []WebhookCert
+	// Omit are API groups whose objects the chart renders but testenv leaves
+	// out of the release (helm.Options.Omit): "cert-manager.io" for KServe.
+	Omit []string
 	// Serves is an API group version the controller's CRDs serve: an
 	// external cluster (TESTENV_KUBECONFIG) must serve it.
 	Serves string

@@ -67,6 +67,7 @@ var KServe = &Adapter{
 		Serves:       "serving.kserve.io/v1beta1",
 		Values:       KServeValues("Standard"),
 		WebhookCerts: []WebhookCert{{Secret: "kserve-webhook-server-cert", Service: "kserve-webhook-server-service"}},
+		Omit:         []string{"cert-manager.io"},
 	},
 	Answers: kserveAnswers,
 }
@@ -91,6 +92,7 @@ var LLMISvc = &Adapter{
 		Serves:       "serving.kserve.io/v1alpha2",
 		Values:       KServeValues("Standard"),
 		WebhookCerts: []WebhookCert{{Secret: "llmisvc-webhook-server-cert", Service: "llmisvc-webhook-server-service"}},
+		Omit:         []string{"cert-manager.io"},
 	},
 }
 
@@ -106,14 +108,16 @@ const (
 
 // KServeValues are the values testenv installs KServe's resource charts
 // with: the default deployment mode (Standard: plain Deployments and
-// Services, no Knative or Istio), small requests, and cert-manager's
-// Issuer and Certificate left out.
+// Services, no Knative or Istio), small requests, and cert-manager's Issuer
+// left out.
 //
-// KServe's charts render cert-manager's objects unless createSharedResources
+// KServe's charts render cert-manager's Issuer unless createSharedResources
 // is false: `certManager.enabled: false` alone is ignored (the template's
 // `enabled | default createSharedResources` treats false as unset). With it
 // false, the shared inferenceservice-config ConfigMap and the default
-// ClusterStorageContainer are asked for by their own switches.
+// ClusterStorageContainer are asked for by their own switches. The
+// Certificate (serving-cert) is rendered whatever the values say:
+// Install.Omit leaves it out.
 func KServeValues(deploymentMode string) map[string]any {
 	small := map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "128Mi"}}
 	return map[string]any{"kserve": map[string]any{

@@ -82,5 +82,8 @@ func (e *Env) installCRDChart(ctx context.Context, client *kube.Client, a *podru
 	if _, err := rel.Install(ctx, helm.Options{Chart: ch, Timeout: e.controllerTimeout()}); err != nil {
 		return fmt.Errorf("testenv: installing %s's CRD chart: %w", a.Name, err)
 	}
+	// The chart's release maps its kinds through the client's cached
+	// discovery, which predates these CRDs.
+	client.ResetDiscovery()
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,6 +63,18 @@ func TestPodRunnerKServe(t *testing.T) {
 
 	ns := "serving"
 	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The model's volume: KServe mounts a pvc:// storageUri's claim
+	// directly (no storage initializer); the pod is scheduled once it exists.
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "models", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	runtime := &unstructured.Unstructured{Object: map[string]any{
@@ -136,10 +149,17 @@ func TestPodRunnerKServe(t *testing.T) {
 		if svc.Spec.Selector["app"] != "isvc.tiny-predictor" {
 			t.Errorf("Service selector %v", svc.Spec.Selector)
 		}
-		// The pods went through KServe's pod mutator (the model volume).
+		// The pod mounts the model's claim read-only at /mnt/models.
 		pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "serving.kserve.io/inferenceservice=tiny"})
 		if err != nil || len(pods.Items) == 0 {
 			t.Fatalf("predictor pods: %v (%v)", pods, err)
+		}
+		mounted := false
+		for _, v := range pods.Items[0].Spec.Volumes {
+			mounted = mounted || (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "models")
+		}
+		if !mounted {
+			t.Errorf("predictor pod volumes %v: no claim models", pods.Items[0].Spec.Volumes)
 		}
 		waitFor(t, 2*time.Minute, "InferenceService tiny Ready", func() bool {
 			got, err := env.Dynamic.Resource(inferenceServices).Namespace(ns).Get(ctx, "tiny", metav1.GetOptions{})

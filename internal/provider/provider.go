@@ -61,6 +61,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		serving.NewLWSGroup,
 		serving.NewModelDeployment,
 		serving.NewServingRuntime,
+		serving.NewLLMServicePreset,
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,
 		training.NewTrainingRuntime,

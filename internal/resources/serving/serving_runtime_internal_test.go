@@ -130,3 +130,30 @@ func TestCheckRuntimeOverlay(t *testing.T) {
 type attrValue = attr.Value
 
 func pathRoot(name string) path.Path { return path.Root(name) }
+
+// An import names what the configuration cannot express (a multi-node
+// workerSpec, the object's own labels) and what pod_template carries.
+func TestServingRuntimeImportReport(t *testing.T) {
+	live := map[string]any{
+		"metadata": map[string]any{"name": "hf", "labels": map[string]any{"team": "ml"},
+			"annotations": map[string]any{"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+		"spec": map[string]any{
+			"supportedModelFormats": []any{map[string]any{"name": "huggingface", "autoSelect": true}},
+			"containers":            []any{map[string]any{"name": "kserve-container", "image": "kserve/huggingfaceserver:latest", "tty": true}},
+			"hostIPC":               false,
+			"workerSpec":            map[string]any{"tensorParallelSize": int64(1)},
+		},
+	}
+	var m servingRuntimeModel
+	readServingRuntime(live, &m)
+	carried, lost := runtimeImportReport(live, &m)
+	if got := strings.Join(lost, ","); got != "metadata.labels.team,spec.workerSpec" {
+		t.Errorf("lost %s", got)
+	}
+	if got := strings.Join(carried, ","); !strings.Contains(got, "tty") {
+		t.Errorf("carried %s, want the container's tty", got)
+	}
+	if m.Container.ValueString() != "kserve-container" || m.ModelFormats[0].AutoSelect.ValueBool() != true {
+		t.Errorf("read %+v", m)
+	}
+}

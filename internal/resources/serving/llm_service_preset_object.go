@@ -21,7 +21,7 @@ func (m *presetModel) runtime() *servingRuntimeModel {
 }
 
 func presetFields(m *presetModel) map[string]any {
-	if !object.Known(m.StartupFailureThreshold) && m.Template != nil || !object.Known(m.GPUsPerPod) {
+	if m.StartupFailureThreshold.IsUnknown() && m.Template != nil || m.GPUsPerPod.IsUnknown() {
 		derivePreset(m) // a plan made before the cluster was known
 	}
 	spec := map[string]any{}

@@ -77,7 +77,8 @@ resource "aiplatform_llm_service_preset" "p" {
 	return acctest.Provider(env) + cfg
 }
 
-// Apply, empty plan, deleted by hand and re-created, import. The numbers:
+// Apply, empty plan, edited by hand (drift planned, repaired), deleted by
+// hand and re-created, import. The numbers:
 // 140 GB over 4 GPUs is 35 GB each, one request of 8,192 tokens × 327,680 B
 // is 2.68 GB (0.67 GB each); an H100 holds 76.97 GB after the 0.1 reserve,
 // so ⌊(76,968,728,985 − 35e9 − 2^30) × 4 ÷ 2,684,354,560⌋ = 60 requests.
@@ -119,6 +120,33 @@ func TestAccLLMServicePreset(t *testing.T) {
 					p.Equal(env, "h100", "spec", "template", "nodeSelector", lwsPoolLabel),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// Someone halves the tensor parallelism and drops the
+				// startup probe: the plan names each field it would take
+				// back from that manager, and stops.
+				PreConfig: func() {
+					p.Edit(t, env, "kubectl-edit", func(o map[string]any) {
+						object(o, "spec", "parallelism").(map[string]any)["tensor"] = int64(2)
+						c := object(o, "spec", "template").(map[string]any)["containers"].([]any)[0].(map[string]any)
+						delete(c, "startupProbe")
+					})
+				},
+				Config:      cfg,
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching(`conflict with "kubectl-edit"`, `tensor: 2 → 4`),
+			},
+			{
+				// With force_conflicts the repair is planned and applied.
+				Config: strings.Replace(cfg, "provider \"aiplatform\" {\n", "provider \"aiplatform\" {\n  force_conflicts = true\n", 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					p.Equal(env, int64(4), "spec", "parallelism", "tensor"),
+					p.Equal(env, int64(146), "spec", "template", "containers", "0", "startupProbe", "failureThreshold"),
+				),
 			},
 			{
 				// Deleted out of band: the plan creates it again.

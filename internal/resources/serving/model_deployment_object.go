@@ -280,7 +280,11 @@ func decorateServer(spec map[string]any, m *modelDeploymentModel) {
 		if req, ok := object.Fields(c, "resources")["requests"].(map[string]any); ok {
 			req[capacity.DefaultGPUResource] = gpus
 		}
-		c["startupProbe"] = httpProbe(m.LivenessPath.ValueString(), port, startupPeriod, livenessTimeout, m.StartupFailureThreshold.ValueInt64())
+		if object.Known(m.StartupFailureThreshold) {
+			// (Null only in the object a prior state writes, read from a
+			// live pod without the probe: the plan's diff then shows it.)
+			c["startupProbe"] = httpProbe(m.LivenessPath.ValueString(), port, startupPeriod, livenessTimeout, m.StartupFailureThreshold.ValueInt64())
+		}
 		c["livenessProbe"] = httpProbe(m.LivenessPath.ValueString(), port, livenessPeriod, livenessTimeout, livenessFailures)
 		c["readinessProbe"] = httpProbe(m.ReadinessPath.ValueString(), port, readinessPeriod, readinessTimeout, readinessFailures)
 		if mc := m.ModelCache; mc != nil {

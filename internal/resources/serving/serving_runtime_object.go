@@ -75,7 +75,7 @@ func (m *servingRuntimeModel) sizingDefaults() {
 }
 
 func servingRuntimeFields(m *servingRuntimeModel) map[string]any {
-	if !object.Known(m.StartupFailureThreshold) {
+	if m.StartupFailureThreshold.IsUnknown() {
 		// A plan made before the cluster was known.
 		d := m.server()
 		deriveDeployment(d)

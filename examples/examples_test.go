@@ -60,6 +60,10 @@ var appliedElsewhere = map[string]string{
 	// MultiKueue: a manager and a worker cluster.
 	"aiplatform_multikueue_cluster": "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",
 	"aiplatform_multikueue_config":  "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",
+
+	// KServe: the serving package's tests install its CRDs.
+	"aiplatform_serving_runtime":    "applied by internal/resources/serving (TestAccServingRuntimeExample)",
+	"aiplatform_llm_service_preset": "applied by internal/resources/serving (TestAccLLMServicePresetExample)",
 }
 
 func TestAccResourceExamples(t *testing.T) {

@@ -62,6 +62,8 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		serving.NewLWSGroup,
 		serving.NewModelDeployment,
 		serving.NewInferencePool,
+		serving.NewServingRuntime,
+		serving.NewLLMServicePreset,
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,
 		training.NewTrainingRuntime,

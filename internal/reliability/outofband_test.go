@@ -288,6 +288,9 @@ var coveredElsewhere = map[string]string{
 	"aiplatform_topology": "internal/resources/kueue TestAccTopology: recreated by hand with other levels (replace planned and applied), deleted by hand (recreated)",
 	// The runtime's CRDs come with Trainer, which this package's cluster does not run.
 	"aiplatform_training_runtime": "internal/resources/training TestAccTrainingRuntimeTorch: runtime edited (image, numNodes) and deleted by hand, drift planned, repaired, empty plan",
+	// KServe's CRDs are installed by the serving package's tests, not this package's cluster.
+	"aiplatform_serving_runtime":    "internal/resources/serving TestAccServingRuntimeCluster: runtime edited by hand (liveness probe removed, image changed), drift planned, repaired with force_conflicts, deleted by hand (recreated), empty plan",
+	"aiplatform_llm_service_preset": "internal/resources/serving TestAccLLMServicePreset: preset edited by hand (tensor parallelism, startup probe removed), drift planned, repaired with force_conflicts, deleted by hand (recreated), empty plan",
 	// MultiKueue needs a worker cluster (and the Kueue manager, for Active).
 	"aiplatform_multikueue_cluster": "internal/resources/kueue/multikueue TestAccMultiKueueClusterLifecycle: kubeconfig Secret location edited, the Secret's kubeconfig changed and the Secret deleted by hand (update planned, repaired), the object deleted by hand (recreated)",
 	"aiplatform_multikueue_config":  "internal/resources/kueue/multikueue TestAccMultiKueueClusterLifecycle: clusters edited by hand (update planned, repaired), deleted by hand (recreated)",

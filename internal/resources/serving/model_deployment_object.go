@@ -99,37 +99,7 @@ func modelDeploymentFields(m *modelDeploymentModel) map[string]any {
 	if object.Known(m.QueueName) {
 		labels[rayQueueLabel] = m.QueueName.ValueString()
 	}
-	spec := sub(tmpl, "spec")
-	port := m.Port.ValueInt64()
-	for _, c := range object.List(spec, "containers") {
-		c, ok := c.(map[string]any)
-		if !ok || c["name"] != m.Container.ValueString() {
-			continue
-		}
-		gpus := strconv.FormatInt(m.GPUsPerReplica.ValueInt64(), 10)
-		sub(sub(c, "resources"), "limits")[capacity.DefaultGPUResource] = gpus
-		if req, ok := object.Fields(c, "resources")["requests"].(map[string]any); ok {
-			req[capacity.DefaultGPUResource] = gpus
-		}
-		c["startupProbe"] = httpProbe(m.LivenessPath.ValueString(), port, startupPeriod, livenessTimeout, m.StartupFailureThreshold.ValueInt64())
-		c["livenessProbe"] = httpProbe(m.LivenessPath.ValueString(), port, livenessPeriod, livenessTimeout, livenessFailures)
-		c["readinessProbe"] = httpProbe(m.ReadinessPath.ValueString(), port, readinessPeriod, readinessTimeout, readinessFailures)
-		if mc := m.ModelCache; mc != nil {
-			if vol, mount, err := mc.cache().Mount(modelcache.DefaultVolumeName); err == nil {
-				mm := map[string]any{"name": mount.Name, "mountPath": mount.MountPath, "readOnly": true}
-				object.Put(mm, "subPath", mount.SubPath)
-				c["volumeMounts"] = append(object.List(c, "volumeMounts"), mm)
-				v := map[string]any{"name": vol.Name}
-				if pvc := vol.PersistentVolumeClaim; pvc != nil {
-					v["persistentVolumeClaim"] = map[string]any{"claimName": pvc.ClaimName, "readOnly": true}
-				}
-				if hp := vol.HostPath; hp != nil {
-					v["hostPath"] = map[string]any{"path": hp.Path, "type": string(*hp.Type)}
-				}
-				spec["volumes"] = append(object.List(spec, "volumes"), v)
-			}
-		}
-	}
+	decorateServer(sub(tmpl, "spec"), m)
 	meta := map[string]any{"annotations": map[string]any{deploySizingAnnotation: m.record()}}
 	if object.Known(m.QueueName) {
 		meta["labels"] = map[string]any{rayQueueLabel: m.QueueName.ValueString()}
@@ -292,4 +262,45 @@ func readManagedContainer(c, spec map[string]any, m *modelDeploymentModel, prior
 		return
 	}
 	m.ModelCache = mc
+}
+
+// decorateServer adds to the managed container of the pod spec what m's
+// attributes set: its GPUs, the three probes and the model cache mounted
+// read-only (with the cache's volume on the pod). The serving runtime's pod
+// gets the same through it.
+func decorateServer(spec map[string]any, m *modelDeploymentModel) {
+	port := m.Port.ValueInt64()
+	for _, c := range object.List(spec, "containers") {
+		c, ok := c.(map[string]any)
+		if !ok || c["name"] != m.Container.ValueString() {
+			continue
+		}
+		gpus := strconv.FormatInt(m.GPUsPerReplica.ValueInt64(), 10)
+		sub(sub(c, "resources"), "limits")[capacity.DefaultGPUResource] = gpus
+		if req, ok := object.Fields(c, "resources")["requests"].(map[string]any); ok {
+			req[capacity.DefaultGPUResource] = gpus
+		}
+		if object.Known(m.StartupFailureThreshold) {
+			// (Null only in the object a prior state writes, read from a
+			// live pod without the probe: the plan's diff then shows it.)
+			c["startupProbe"] = httpProbe(m.LivenessPath.ValueString(), port, startupPeriod, livenessTimeout, m.StartupFailureThreshold.ValueInt64())
+		}
+		c["livenessProbe"] = httpProbe(m.LivenessPath.ValueString(), port, livenessPeriod, livenessTimeout, livenessFailures)
+		c["readinessProbe"] = httpProbe(m.ReadinessPath.ValueString(), port, readinessPeriod, readinessTimeout, readinessFailures)
+		if mc := m.ModelCache; mc != nil {
+			if vol, mount, err := mc.cache().Mount(modelcache.DefaultVolumeName); err == nil {
+				mm := map[string]any{"name": mount.Name, "mountPath": mount.MountPath, "readOnly": true}
+				object.Put(mm, "subPath", mount.SubPath)
+				c["volumeMounts"] = append(object.List(c, "volumeMounts"), mm)
+				v := map[string]any{"name": vol.Name}
+				if pvc := vol.PersistentVolumeClaim; pvc != nil {
+					v["persistentVolumeClaim"] = map[string]any{"claimName": pvc.ClaimName, "readOnly": true}
+				}
+				if hp := vol.HostPath; hp != nil {
+					v["hostPath"] = map[string]any{"path": hp.Path, "type": string(*hp.Type)}
+				}
+				spec["volumes"] = append(object.List(spec, "volumes"), v)
+			}
+		}
+	}
 }

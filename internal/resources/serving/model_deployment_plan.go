@@ -299,7 +299,7 @@ func checkDeploymentNodes(m *modelDeploymentModel, nodes []*corev1.Node, selecto
 	if g := m.GPUsPerReplica.ValueInt64(); g > most {
 		diags.AddAttributeError(p, "More GPUs per replica than a node has",
 			fmt.Sprintf("each replica asks for %d GPUs, but the %d nodes matching %s have at most %d allocatable (%s). "+
-				"A model deployment runs each replica on one node: lower gpus_per_replica to at most %d, or serve the model with aiplatform_lws_group across nodes.",
+				"Each replica (a pod) runs on one node: lower its GPUs to at most %d, or serve the model with aiplatform_lws_group across nodes.",
 				g, len(nodes), object.SelectorString(selector), most, where, most))
 	}
 	if m.GPUMemory.IsUnknown() {

@@ -215,10 +215,7 @@ func NewTrainingRuntime() resource.Resource {
 	}
 	namespaced := spec
 	namespaced.Kind = TrainingRuntimeKind
-	return &runtimeResource{
-		cluster:    object.New[runtimeModel](spec).(objectResource),
-		namespaced: object.New[runtimeModel](namespaced).(objectResource),
-	}
+	return object.NewScoped[runtimeModel](spec, namespaced)
 }
 
 // templateAttribute is the shared pod template, with containers optional:

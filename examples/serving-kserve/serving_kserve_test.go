@@ -1,0 +1,141 @@
+// Package servingkserve_test applies examples/serving-kserve with the
+// terraform CLI on a cluster that runs KServe's manager, and judges it with
+// KServe: an InferenceService of format vLLM that names no runtime gets the
+// example's (auto_select), and its Deployment's pod is the runtime's.
+package servingkserve_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+// One 8 x H100 node whose nvidia.com/gpu.memory label says 81559 MiB, and
+// KServe's manager (deployment mode Standard) run by the pod runner.
+func TestMain(m *testing.M) {
+	testenv.Main(m, testenv.Options{
+		Nodes:       []testenv.NodePool{{Name: "h100", Count: 1, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", CPU: "64", Memory: "512Gi"}},
+		Controllers: []testenv.Controller{testenv.KServe()},
+	})
+}
+
+var isvcGVR = schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"}
+
+func TestAccServingKServeExample(t *testing.T) {
+	env := acctest.Env(t)
+	ctx := context.Background()
+	llmCRD(t, env)
+	w := acctest.NewWorkspace(t, env, ".")
+	if _, err := w.Run("apply", "-auto-approve"); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan -detailed-exitcode after apply exited %d, want 0:\n%s", code, out)
+	}
+	outs := outputs(t, w.Dir())
+	rt, _ := outs["runtime"].(map[string]any)
+	preset, _ := outs["preset"].(map[string]any)
+	if rt["kind"] != "ClusterServingRuntime" || rt["max_concurrency_per_replica"] != float64(13) ||
+		preset["gpus_per_pod"] != float64(8) || preset["max_concurrency_per_replica"] != float64(60) {
+		t.Fatalf("outputs: runtime %v, preset %v", rt, preset)
+	}
+
+	// A team's InferenceService names only the format: KServe picks the
+	// example's runtime (auto_select) and builds its predictor from it.
+	isvc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+		"metadata": map[string]any{"name": "chat", "namespace": "default"},
+		"spec":     map[string]any{"predictor": map[string]any{"model": map[string]any{"modelFormat": map[string]any{"name": "vLLM"}}}},
+	}}
+	if _, err := env.Dynamic.Resource(isvcGVR).Namespace("default").Create(ctx, isvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Dynamic.Resource(isvcGVR).Namespace("default").Delete(ctx, "chat", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+	})
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	for {
+		d, err := env.Client.AppsV1().Deployments("default").Get(wctx, "chat-predictor", metav1.GetOptions{})
+		if err == nil {
+			c := d.Spec.Template.Spec.Containers[0]
+			if q := c.Resources.Limits["nvidia.com/gpu"]; c.Image != "vllm/vllm-openai:v0.9.0" || q.Value() != 1 ||
+				!strings.Contains(strings.Join(c.Args, " "), "--served-model-name chat") || c.StartupProbe == nil || c.StartupProbe.FailureThreshold != 15 {
+				t.Fatalf("predictor container %s %q GPUs %s startup %+v: not the example's runtime", c.Image, c.Args, q.String(), c.StartupProbe)
+			}
+			if got := d.Spec.Template.Spec.NodeSelector["nvidia.com/gpu.product"]; got != "NVIDIA-H100-80GB-HBM3" {
+				t.Fatalf("node selector %v, want the pool's", d.Spec.Template.Spec.NodeSelector)
+			}
+			break
+		}
+		if !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		select {
+		case <-wctx.Done():
+			t.Fatal("KServe made no Deployment chat-predictor")
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	// Serving traffic is not drift.
+	if code, out := w.PlanExitCode(); code != 0 {
+		t.Fatalf("plan -detailed-exitcode with the InferenceService running exited %d, want 0:\n%s", code, out)
+	}
+}
+
+// llmCRD installs the LLMInferenceServiceConfig CRD from KServe's
+// kserve-llmisvc-crd chart in the module cache (the manager alone does
+// not serve it; the chart's directory holds a Helm template beside it).
+func llmCRD(t *testing.T, env *testenv.Env) {
+	mod, err := testenv.ModuleDir(context.Background(), "github.com/kserve/kserve", "v0.20.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(mod, "charts", "kserve-llmisvc-crd", "templates", "serving.kserve.io_llminferenceserviceconfigs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.ApplyCRDs(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// outputs reads the root module's outputs from the workspace's state file.
+func outputs(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Outputs map[string]struct {
+			Value any `json:"value"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal(b, &state); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]any{}
+	for k, v := range state.Outputs {
+		out[k] = v.Value
+	}
+	return out
+}

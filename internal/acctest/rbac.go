@@ -1,0 +1,252 @@
+package acctest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+// The least-privilege example (examples/rbac): provider.yaml holds the
+// aggregated ClusterRole, the ServiceAccount and its binding; roles/ one
+// ClusterRole per resource type or data source, each naming the types it is
+// for in the RoleFor annotation and carrying the AggregateLabel.
+
+const (
+	// AggregateLabel selects the per-type ClusterRoles into the provider's role.
+	AggregateLabel = "rbac.aiplatform.dev/aggregate-to-provider"
+	// RoleFor is the annotation listing (comma-separated) the Terraform
+	// types a ClusterRole of roles/ is for: aiplatform_x, data.aiplatform_y.
+	RoleFor = "rbac.aiplatform.dev/for"
+)
+
+// RBACExample is examples/rbac parsed.
+type RBACExample struct {
+	Role           rbacv1.ClusterRole        // the aggregated role (provider.yaml)
+	ServiceAccount corev1.ServiceAccount     // the identity Terraform runs as
+	Binding        rbacv1.ClusterRoleBinding // role → identity
+	Roles          []rbacv1.ClusterRole      // roles/*.yaml, by file name
+	Files          []string                  // roles/*.yaml base names, as Roles
+}
+
+// LoadRBACExample reads examples/rbac of the repository.
+func LoadRBACExample(t testing.TB) RBACExample {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "examples", "rbac")
+	var ex RBACExample
+	docs := readYAMLDocs(t, filepath.Join(dir, "provider.yaml"))
+	for _, d := range docs {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(d, &meta); err != nil {
+			t.Fatal(err)
+		}
+		var into any
+		switch meta.Kind {
+		case "ClusterRole":
+			into = &ex.Role
+		case "ServiceAccount":
+			into = &ex.ServiceAccount
+		case "ClusterRoleBinding":
+			into = &ex.Binding
+		default:
+			t.Fatalf("provider.yaml: unexpected kind %q", meta.Kind)
+		}
+		if err := yaml.UnmarshalStrict(d, into); err != nil {
+			t.Fatalf("provider.yaml: %s: %v", meta.Kind, err)
+		}
+	}
+	if ex.Role.Name == "" || ex.ServiceAccount.Name == "" || ex.Binding.Name == "" {
+		t.Fatal("provider.yaml must hold a ClusterRole, a ServiceAccount and a ClusterRoleBinding")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "roles", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no roles in %s/roles: %v", dir, err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		docs := readYAMLDocs(t, f)
+		if len(docs) != 1 {
+			t.Fatalf("%s: want exactly one ClusterRole, got %d documents", f, len(docs))
+		}
+		var r rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict(docs[0], &r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if r.Kind != "ClusterRole" {
+			t.Fatalf("%s: kind %q, want ClusterRole", f, r.Kind)
+		}
+		ex.Roles = append(ex.Roles, r)
+		ex.Files = append(ex.Files, filepath.Base(f))
+	}
+	return ex
+}
+
+// For lists the types a role of roles/ is for.
+func For(r rbacv1.ClusterRole) []string {
+	var out []string
+	for _, s := range strings.Split(r.Annotations[RoleFor], ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func readYAMLDocs(t testing.TB, path string) [][]byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	var docs [][]byte
+	for {
+		d, err := rd.Read()
+		if err == io.EOF {
+			return docs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(bytes.TrimSpace(stripComments(d))) > 0 {
+			docs = append(docs, d)
+		}
+	}
+}
+
+func stripComments(d []byte) []byte {
+	var out [][]byte
+	for _, l := range bytes.Split(d, []byte("\n")) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
+			out = append(out, l)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
+// LeastPrivilegeKubeconfig applies examples/rbac to env as a user would
+// (`kubectl apply -f examples/rbac/ -f examples/rbac/roles/`), waits until
+// the control plane has aggregated every role into the provider's role, and
+// returns a kubeconfig with a token of the example's ServiceAccount: the only
+// identity it holds is the example's. Everything is removed when t ends.
+func LeastPrivilegeKubeconfig(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	if env.External {
+		t.Skip("creates RBAC objects and tokens; run against testenv")
+	}
+	ex := LoadRBACExample(t)
+	ctx := context.Background()
+	rbac := env.Client.RbacV1()
+	create := func(what string, err error, del func() error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("creating %s: %v", what, err)
+		}
+		t.Cleanup(func() {
+			if err := del(); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting %s: %v", what, err)
+			}
+		})
+	}
+	for i := range ex.Roles {
+		r := ex.Roles[i]
+		_, err := rbac.ClusterRoles().Create(ctx, &r, metav1.CreateOptions{})
+		create("ClusterRole "+r.Name, err, func() error { return rbac.ClusterRoles().Delete(ctx, r.Name, metav1.DeleteOptions{}) })
+	}
+	_, err := rbac.ClusterRoles().Create(ctx, &ex.Role, metav1.CreateOptions{})
+	create("ClusterRole "+ex.Role.Name, err, func() error { return rbac.ClusterRoles().Delete(ctx, ex.Role.Name, metav1.DeleteOptions{}) })
+	sa := ex.ServiceAccount
+	sas := env.Client.CoreV1().ServiceAccounts(sa.Namespace)
+	_, err = sas.Create(ctx, &sa, metav1.CreateOptions{})
+	create("ServiceAccount "+sa.Name, err, func() error { return sas.Delete(ctx, sa.Name, metav1.DeleteOptions{}) })
+	_, err = rbac.ClusterRoleBindings().Create(ctx, &ex.Binding, metav1.CreateOptions{})
+	create("ClusterRoleBinding "+ex.Binding.Name, err, func() error {
+		return rbac.ClusterRoleBindings().Delete(ctx, ex.Binding.Name, metav1.DeleteOptions{})
+	})
+
+	// Aggregation is the control plane's (clusterrole-aggregation-controller):
+	// wait until the role holds every rule of every role.
+	want := 0
+	seen := map[string]bool{}
+	for _, r := range ex.Roles {
+		for _, rule := range r.Rules {
+			if k := rule.String(); !seen[k] {
+				seen[k] = true
+				want++
+			}
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		live, err := rbac.ClusterRoles().Get(ctx, ex.Role.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(live.Rules) >= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ClusterRole %s holds %d of the %d rules of roles/ after a minute: is kube-controller-manager's clusterrole-aggregation-controller running?",
+				ex.Role.Name, len(live.Rules), want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	expiry := int64(3 * 3600)
+	tr, err := sas.CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: env.Host, CertificateAuthorityData: env.CAData}
+	cfg.AuthInfos["terraform"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "terraform"}
+	cfg.CurrentContext = "c"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var forbidden = regexp.MustCompile(`cannot (\w+) resource "([^"]+)" in API group "([^"]*)"`)
+
+// MissingRules names, as RBAC rules, every request the API server refused
+// in a CLI's output ("… cannot patch resource "nodes" in API group "" …"):
+// what a role must add.
+func MissingRules(out string) []string {
+	seen := map[string]bool{}
+	var rules []string
+	for _, m := range forbidden.FindAllStringSubmatch(out, -1) {
+		r := fmt.Sprintf(`{apiGroups: [%q], resources: [%q], verbs: [%q]}`, m[3], m[2], m[1])
+		if !seen[r] {
+			seen[r] = true
+			rules = append(rules, r)
+		}
+	}
+	return rules
+}

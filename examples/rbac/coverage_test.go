@@ -176,3 +176,21 @@ func guideTable(ex acctest.RBACExample) string {
 	}
 	return b.String()
 }
+
+// A refused request in Terraform's wrapped diagnostic is named as the rule
+// the role lacks.
+func TestMissingRulesReadsWrappedDiagnostics(t *testing.T) {
+	out := `cannot apply Cohort "platform": the provider's credentials are not allowed
+        to: cohorts.kueue.x-k8s.io "platform" is forbidden: User
+        "system:serviceaccount:default:terraform-aiplatform-cohort" cannot patch
+        resource "cohorts" in API group "kueue.x-k8s.io" at the cluster scope
+pods "x" is forbidden: User "u" cannot get resource "pods/log" in API group "" in the namespace "default"`
+	got := acctest.MissingRules(out)
+	want := []string{
+		`{apiGroups: ["kueue.x-k8s.io"], resources: ["cohorts"], verbs: ["patch"]}`,
+		`{apiGroups: [""], resources: ["pods/log"], verbs: ["get"]}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("MissingRules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

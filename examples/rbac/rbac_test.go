@@ -50,15 +50,24 @@ var onThisCluster = []string{
 }
 
 // Each example: apply, `plan -detailed-exitcode` exits 0, destroy — all
-// with the least-privilege identity. A refused request fails the test with
-// the rule its role lacks.
+// with a least-privilege identity: a scenario with the aggregated role of
+// examples/rbac/provider.yaml, a resource or data source example with only
+// the roles of the types it declares (each type's role is enough on its
+// own). A refused request fails the test with the rule its role lacks.
 func TestAccExamplesWithLeastPrivilege(t *testing.T) {
 	env := acctest.Env(t)
-	kubeconfig := acctest.LeastPrivilegeKubeconfig(t, env)
+	aggregated := acctest.LeastPrivilegeKubeconfig(t, env)
 	for _, ex := range onThisCluster {
 		t.Run(ex, func(t *testing.T) {
 			start := time.Now()
-			w := acctest.NewWorkspace(t, env, workspaceOf(t, ex))
+			dir := workspaceOf(t, ex)
+			kubeconfig := aggregated
+			if strings.Contains(ex, "/") {
+				types := acctest.TypesIn(t, dir)
+				kubeconfig = acctest.TypeRolesKubeconfig(t, env, "terraform-"+strings.ReplaceAll(filepath.Base(ex), "_", "-"), types)
+				t.Logf("identity bound to the roles of %v only", types)
+			}
+			w := acctest.NewWorkspace(t, env, dir)
 			w.SetKubeconfig(kubeconfig) // the cleanup's destroy too
 			run(t, w, "apply", "-auto-approve")
 			if code, out := w.PlanExitCode(); code != 0 {

@@ -216,24 +216,11 @@ func LeastPrivilegeKubeconfig(t *testing.T, env *testenv.Env) string {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	expiry := int64(3 * 3600)
-	tr, err := sas.CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: env.Host, CertificateAuthorityData: env.CAData}
-	cfg.AuthInfos["terraform"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "terraform"}
-	cfg.CurrentContext = "c"
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tokenKubeconfig(t, env, sa.Namespace, sa.Name)
 }
 
-var forbidden = regexp.MustCompile(`cannot (\w+) resource "([^"]+)" in API group "([^"]*)"`)
+// Terraform wraps diagnostics, so any space may be a line break.
+var forbidden = regexp.MustCompile(`cannot\s+(\w+)\s+resource\s+"([^"]+)"\s+in\s+API\s+group\s+"([^"]*)"`)
 
 // MissingRules names, as RBAC rules, every request the API server refused
 // in a CLI's output ("… cannot patch resource "nodes" in API group "" …"):
@@ -249,4 +236,98 @@ func MissingRules(out string) []string {
 		}
 	}
 	return rules
+}
+
+// TypeRolesKubeconfig returns a kubeconfig with a token of a new
+// ServiceAccount (default/<name>) bound to the roles of examples/rbac/roles
+// for the given types only (aiplatform_x, data.aiplatform_y): a check that
+// each type's role is enough on its own, as the guide says users may apply
+// only those of the types they use. LeastPrivilegeKubeconfig must have
+// created the roles. Everything is removed when t ends.
+func TypeRolesKubeconfig(t *testing.T, env *testenv.Env, name string, types []string) string {
+	t.Helper()
+	ex := LoadRBACExample(t)
+	ctx := context.Background()
+	rbac := env.Client.RbacV1()
+	sas := env.Client.CoreV1().ServiceAccounts("default")
+	if _, err := sas.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating ServiceAccount %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = sas.Delete(ctx, name, metav1.DeleteOptions{}) })
+	for _, typ := range types {
+		role := ""
+		for _, r := range ex.Roles {
+			for _, f := range For(r) {
+				if f == typ {
+					role = r.Name
+				}
+			}
+		}
+		if role == "" {
+			t.Fatalf("no role in examples/rbac/roles is for %s", typ)
+		}
+		b := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: name + ":" + typ},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: "default"}},
+		}
+		if _, err := rbac.ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("binding %s: %v", role, err)
+		}
+		t.Cleanup(func() { _ = rbac.ClusterRoleBindings().Delete(ctx, b.Name, metav1.DeleteOptions{}) })
+	}
+	return tokenKubeconfig(t, env, "default", name)
+}
+
+// tokenKubeconfig writes a kubeconfig with a token of the ServiceAccount.
+func tokenKubeconfig(t *testing.T, env *testenv.Env, namespace, name string) string {
+	t.Helper()
+	expiry := int64(3 * 3600)
+	tr, err := env.Client.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: env.Host, CertificateAuthorityData: env.CAData}
+	cfg.AuthInfos["terraform"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "terraform"}
+	cfg.CurrentContext = "c"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+var typeRef = regexp.MustCompile(`(?m)^\s*(resource|data)\s+"(aiplatform_[a-z0-9_]+)"`)
+
+// TypesIn lists the aiplatform types the .tf files of dir declare
+// (data sources as data.<type>), each once.
+func TypesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .tf files in %s", dir)
+	}
+	seen := map[string]bool{}
+	var types []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range typeRef.FindAllStringSubmatch(string(b), -1) {
+			typ := m[2]
+			if m[1] == "data" {
+				typ = "data." + typ
+			}
+			if !seen[typ] {
+				seen[typ] = true
+				types = append(types, typ)
+			}
+		}
+	}
+	sort.Strings(types)
+	return types
 }

@@ -5,12 +5,9 @@
 package rbac_test
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
@@ -59,74 +56,12 @@ func TestAccExamplesWithLeastPrivilege(t *testing.T) {
 	aggregated := acctest.LeastPrivilegeKubeconfig(t, env)
 	for _, ex := range onThisCluster {
 		t.Run(ex, func(t *testing.T) {
-			start := time.Now()
-			dir := workspaceOf(t, ex)
-			kubeconfig := aggregated
-			if strings.Contains(ex, "/") {
-				types := acctest.TypesIn(t, dir)
-				kubeconfig = acctest.TypeRolesKubeconfig(t, env, "terraform-"+strings.ReplaceAll(filepath.Base(ex), "_", "-"), types)
-				t.Logf("identity bound to the roles of %v only", types)
+			if !strings.Contains(ex, "/") {
+				acctest.ApplyPlanDestroy(t, env, filepath.Join("..", ex), aggregated)
+				return
 			}
-			w := acctest.NewWorkspace(t, env, dir)
-			w.SetKubeconfig(kubeconfig) // the cleanup's destroy too
-			run(t, w, "apply", "-auto-approve")
-			if code, out := w.PlanExitCode(); code != 0 {
-				failWith(t, fmt.Sprintf("plan -detailed-exitcode exited %d, want 0", code), out)
-			}
-			run(t, w, "destroy", "-auto-approve")
-			t.Logf("TIMING: %s applied, planned empty and destroyed with the least-privilege role in %s", ex, time.Since(start).Round(100*time.Millisecond))
+			src := acctest.FragmentWorkspace(t, acctest.ExampleFragment(t, ex))
+			acctest.ApplyPlanDestroy(t, env, src, acctest.IdentityFor(t, env, ex, src))
 		})
 	}
-}
-
-func run(t *testing.T, w *acctest.Workspace, args ...string) {
-	t.Helper()
-	if out, err := w.Run(args...); err != nil {
-		failWith(t, strings.Join(args, " ")+" failed", out)
-	}
-}
-
-func failWith(t *testing.T, what, out string) {
-	t.Helper()
-	if missing := acctest.MissingRules(out); len(missing) > 0 {
-		t.Fatalf("%s: the least-privilege role lacks:\n  %s\n\n%s", what, strings.Join(missing, "\n  "), out)
-	}
-	t.Fatalf("%s:\n%s", what, out)
-}
-
-// workspaceOf is the directory to run: a scenario as it is; a resource or
-// data source example (a fragment, as the docs show it) with the provider
-// block the scenarios have.
-func workspaceOf(t *testing.T, ex string) string {
-	t.Helper()
-	src := filepath.Join("..", ex)
-	if !strings.Contains(ex, "/") {
-		return src
-	}
-	dir := t.TempDir()
-	for _, name := range []string{"resource.tf", "data-source.tf"} {
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if os.IsNotExist(err) {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	provider := acctest.RequiredProviders + `
-variable "kubeconfig" {
-  type = string
-}
-
-provider "aiplatform" {
-  config_path = var.kubeconfig
-}
-`
-	if err := os.WriteFile(filepath.Join(dir, "provider.tf"), []byte(provider), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

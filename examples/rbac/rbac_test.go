@@ -18,7 +18,7 @@ import (
 // nodes — and kube-controller-manager's ClusterRole aggregation, which fills
 // the provider's role.
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Options{Controllers: []testenv.Controller{testenv.Kueue()}, Nodes: []testenv.NodePool{
+	testenv.Main(m, testenv.Options{APIServerArgs: acctest.AuditArgs(), Controllers: []testenv.Controller{testenv.Kueue()}, Nodes: []testenv.NodePool{
 		{Name: "h100", Count: 4, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559"},
 		{Name: "a100", Count: 6, GPUs: 4, Product: "NVIDIA-A100-SXM4-80GB", GPUMemory: "81920"},
 	}})
@@ -44,6 +44,7 @@ var onThisCluster = []string{
 	"quickstart",
 	"teams",
 	"model-cache",
+	"topology",
 }
 
 // Each example: apply, `plan -detailed-exitcode` exits 0, destroy — all

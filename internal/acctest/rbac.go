@@ -183,6 +183,7 @@ func LeastPrivilegeKubeconfig(t *testing.T, env *testenv.Env) string {
 	sas := env.Client.CoreV1().ServiceAccounts(sa.Namespace)
 	_, err = sas.Create(ctx, &sa, metav1.CreateOptions{})
 	create("ServiceAccount "+sa.Name, err, func() error { return sas.Delete(ctx, sa.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { checkRefused(t, sa.Name) }) // after every workspace's destroy
 	_, err = rbac.ClusterRoleBindings().Create(ctx, &ex.Binding, metav1.CreateOptions{})
 	create("ClusterRoleBinding "+ex.Binding.Name, err, func() error {
 		return rbac.ClusterRoleBindings().Delete(ctx, ex.Binding.Name, metav1.DeleteOptions{})
@@ -254,12 +255,15 @@ func TypeRolesKubeconfig(t *testing.T, env *testenv.Env, name string, types []st
 		t.Fatalf("creating ServiceAccount %s: %v", name, err)
 	}
 	t.Cleanup(func() { _ = sas.Delete(ctx, name, metav1.DeleteOptions{}) })
+	var bound []rbacv1.ClusterRole
+	t.Cleanup(func() { logUnused(t, name, bound) }) // after the workspace's destroy
 	for _, typ := range types {
 		role := ""
 		for _, r := range ex.Roles {
 			for _, f := range For(r) {
 				if f == typ {
 					role = r.Name
+					bound = append(bound, r)
 				}
 			}
 		}

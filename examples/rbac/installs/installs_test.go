@@ -22,7 +22,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Options{PodRunner: true, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
+	testenv.Main(m, testenv.Options{APIServerArgs: acctest.AuditArgs(), PodRunner: true, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
 }
 
 // Each install example: apply, `plan -detailed-exitcode` exits 0, destroy,

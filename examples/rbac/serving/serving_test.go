@@ -16,7 +16,7 @@ import (
 // Two 8 x H100 nodes (the LeaderWorkerSet example's 2 pods x 8 GPUs,
 // serving-70b's 4 replicas x 2) and four 4 x L40S nodes (the Ray examples).
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Options{
+	testenv.Main(m, testenv.Options{APIServerArgs: acctest.AuditArgs(),
 		Controllers: []testenv.Controller{testenv.KubeRay(), testenv.LWS(), testenv.Kueue("batch/job", "ray.io/raycluster")},
 		Nodes: []testenv.NodePool{
 			{Name: "h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559"},

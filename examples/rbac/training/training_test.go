@@ -22,7 +22,7 @@ import (
 // examples/training's cluster: two 8 x H100 nodes and a CPU node; Kueue
 // last (its TrainJob integration needs Trainer's CRDs when it starts).
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Options{
+	testenv.Main(m, testenv.Options{APIServerArgs: acctest.AuditArgs(),
 		Nodes: []testenv.NodePool{
 			{Name: "h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", CPU: "64", Memory: "512Gi"},
 			{Name: "system", Count: 1},

@@ -51,7 +51,7 @@ type auditEvent struct {
 	User  struct {
 		Username string `json:"username"`
 	} `json:"user"`
-	Verb      string `json:"verb"`
+	Verb           string `json:"verb"`
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`

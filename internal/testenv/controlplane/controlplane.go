@@ -87,9 +87,6 @@ var DefaultControllers = []string{
 	"persistentvolume-binder-controller",
 	"persistentvolumeclaim-protection-controller",
 	"persistentvolume-protection-controller",
-	// ClusterRoles with an aggregationRule are filled in, as in every real
-	// cluster (examples/rbac's role is one).
-	"clusterrole-aggregation-controller",
 }
 
 // Ports are the loopback ports of the components.

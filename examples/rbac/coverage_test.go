@@ -170,8 +170,12 @@ func guideTable(ex acctest.RBACExample) string {
 				}
 				groups[j] = g
 			}
+			verbs := strings.Join(rule.Verbs, ", ")
+			if len(rule.ResourceNames) > 0 {
+				verbs += " (only " + strings.Join(rule.ResourceNames, ", ") + ")"
+			}
 			b.WriteString("| " + name + " | " + strings.Join(groups, ", ") + " | " + strings.Join(rule.Resources, ", ") +
-				" | " + strings.Join(rule.Verbs, ", ") + " |\n")
+				" | " + verbs + " |\n")
 		}
 	}
 	return b.String()

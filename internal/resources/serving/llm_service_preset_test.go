@@ -123,8 +123,8 @@ func TestAccLLMServicePreset(t *testing.T) {
 			},
 			{
 				// Someone halves the tensor parallelism and drops the
-				// startup probe: the plan names each field it would take
-				// back from that manager, and stops.
+				// startup probe: the plan shows the repair, with a warning
+				// naming each field it would take back from that manager ...
 				PreConfig: func() {
 					p.Edit(t, env, "kubectl-edit", func(o map[string]any) {
 						object(o, "spec", "parallelism").(map[string]any)["tensor"] = int64(2)
@@ -132,8 +132,13 @@ func TestAccLLMServicePreset(t *testing.T) {
 						delete(c, "startupProbe")
 					})
 				},
+				Config:             cfg,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// ... and the apply, not forced, is refused naming them.
 				Config:      cfg,
-				PlanOnly:    true,
 				ExpectError: acctest.ErrorMatching(`conflict with "kubectl-edit"`, `tensor: 2 → 4`),
 			},
 			{

@@ -213,7 +213,8 @@ func TestAccServingRuntimeCluster(t *testing.T) {
 			},
 			{
 				// Someone removes the liveness probe and changes the image:
-				// the plan shows each field it would take back, and stops.
+				// the plan shows the repair (with a warning naming the
+				// conflict) ...
 				PreConfig: func() {
 					rt.Edit(t, env, "kubectl-edit", func(o map[string]any) {
 						c := object(o, "spec").(map[string]any)["containers"].([]any)[0].(map[string]any)
@@ -221,8 +222,14 @@ func TestAccServingRuntimeCluster(t *testing.T) {
 						c["image"] = "vllm/vllm-openai:latest"
 					})
 				},
-				Config:      cfg,
-				PlanOnly:    true,
+				Config:             cfg,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// ... and the apply, not forced, is refused naming each field
+				// it would take back.
+				Config: cfg,
 				ExpectError: acctest.ErrorMatching(`conflict with "kubectl-edit"`, `image: vllm/vllm-openai:latest → vllm/vllm-openai:v0.9.0`, `livenessProbe: (absent) →`),
 			},
 			{

@@ -238,7 +238,7 @@ func (r *Resource[T, P]) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		attrs[k] = v
 	}
 	resp.Schema = schema.Schema{MarkdownDescription: r.spec.Description, Attributes: attrs, Blocks: map[string]schema.Block{
-		timeoutsName: timeoutsBlock(ctx, r.spec.Kind.Kind, r.spec.ApplyTimeout, r.deleteTimeout())}}
+		timeoutsName: TimeoutsBlock(ctx, r.spec.Kind.Kind, r.spec.ApplyTimeout, r.deleteTimeout())}}
 }
 
 func idDescription(k kube.Kind) string {

@@ -25,10 +25,10 @@ import (
 // unless timeouts.delete says otherwise.
 const DefaultDeleteTimeout = 5 * time.Minute
 
-// timeoutsBlock is the block named "timeouts" of a resource whose apply
+// TimeoutsBlock is the block named "timeouts" of a resource whose apply
 // waits up to apply by default (0: the apply does not wait) and whose delete
 // waits up to del.
-func timeoutsBlock(ctx context.Context, kind string, apply, del time.Duration) schema.Block {
+func TimeoutsBlock(ctx context.Context, kind string, apply, del time.Duration) schema.Block {
 	opts := timeouts.Opts{
 		Delete: true,
 		DeleteDescription: fmt.Sprintf("How long a destroy waits until the %s is gone (finalizers included), "+
@@ -41,7 +41,10 @@ func timeoutsBlock(ctx context.Context, kind string, apply, del time.Duration) s
 		opts.UpdateDescription = fmt.Sprintf("How long an update waits until the %s is ready again, as a Go duration. "+
 			"Default `%q`.", kind, Duration(apply))
 	}
-	return timeouts.Block(ctx, opts)
+	b := timeouts.Block(ctx, opts).(schema.SingleNestedBlock)
+	b.MarkdownDescription = "How long an operation waits for the cluster before it fails (see the guide " +
+		"[Waiting for readiness: timeouts and progress](../guides/waiting-and-timeouts.md)). Not sent to the cluster."
+	return b
 }
 
 // Duration spells d as a user writes it: "10m", "90s", "1h30m".
@@ -148,4 +151,14 @@ func NullTimeouts(withApply bool) timeouts.Value {
 		t["create"], t["update"] = types.StringType, types.StringType
 	}
 	return timeouts.Value{Object: types.ObjectNull(t)}
+}
+
+// Explain is err's message, and when ctx ran out of the budget WithBudget
+// gave it, which timeout that was and how to raise it.
+func Explain(ctx context.Context, err error) string {
+	if ctx.Err() == nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%v — not done within %s (timeouts). What was deleted so far stays deleted and the resource stays in state, "+
+		"so the next run continues. %s", err, Budget(ctx, 0), TimeoutHint(ctx))
 }

@@ -2,6 +2,7 @@ package object
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -121,7 +122,7 @@ func (r *Resource[T, P]) deleteTimeout() time.Duration {
 // time it says so, which finalizers still hold the object, and how to give
 // it more time. (The object stays in state, so a later destroy retries.)
 func (r *Resource[T, P]) deleteError(ctx context.Context, ref kube.Ref, err error) string {
-	if ctx.Err() == nil {
+	if !OutOfTime(ctx, err) {
 		return err.Error()
 	}
 	held := "its finalizers could not be read"
@@ -156,9 +157,18 @@ func NullTimeouts(withApply bool) timeouts.Value {
 // Explain is err's message, and when ctx ran out of the budget WithBudget
 // gave it, which timeout that was and how to raise it.
 func Explain(ctx context.Context, err error) string {
-	if ctx.Err() == nil {
+	if !OutOfTime(ctx, err) {
 		return err.Error()
 	}
 	return fmt.Sprintf("%v — not done within %s (timeouts). What was deleted so far stays deleted and the resource stays in state, "+
 		"so the next run continues. %s", err, Budget(ctx, 0), TimeoutHint(ctx))
+}
+
+// OutOfTime reports whether err ended a wait because ctx's deadline came or
+// was about to: client-go's rate limiter refuses a request it could not send
+// before the deadline ("rate: Wait(n=1) would exceed context deadline")
+// while ctx itself has not ended yet.
+func OutOfTime(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || err != nil && (errors.Is(err, context.DeadlineExceeded) ||
+		strings.Contains(err.Error(), "would exceed context deadline"))
 }

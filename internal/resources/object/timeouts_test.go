@@ -2,6 +2,8 @@ package object
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +132,26 @@ func TestObjectResourceTimeouts(t *testing.T) {
 	}
 	if r := (&Resource[assertModel, *assertModel]{}); r.deleteTimeout() != 5*time.Minute {
 		t.Errorf("delete default %v", r.deleteTimeout())
+	}
+}
+
+func TestOutOfTime(t *testing.T) {
+	live := context.Background()
+	ended, cancel := context.WithCancel(live)
+	cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{live, nil, false},
+		{live, errors.New("forbidden"), false},
+		{live, errors.New("rate: Wait(n=1) would exceed context deadline"), true},
+		{live, fmt.Errorf("waiting: %w", context.DeadlineExceeded), true},
+		{ended, errors.New("anything"), true},
+	} {
+		if got := OutOfTime(c.ctx, c.err); got != c.want {
+			t.Errorf("OutOfTime(%v, %v) = %v", c.ctx.Err(), c.err, got)
+		}
 	}
 }

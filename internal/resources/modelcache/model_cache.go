@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
@@ -69,11 +70,12 @@ type cacheModel struct {
 	BackoffLimit    types.Int64  `tfsdk:"backoff_limit"`
 	Timeout         types.String `tfsdk:"timeout"`
 
-	ClaimName      types.String `tfsdk:"claim_name"`
-	SubPath        types.String `tfsdk:"sub_path"`
-	WarmedRevision types.String `tfsdk:"warmed_revision"`
-	WarmedAt       types.String `tfsdk:"warmed_at"`
-	SizeBytes      types.Int64  `tfsdk:"size_bytes"`
+	ClaimName      types.String   `tfsdk:"claim_name"`
+	SubPath        types.String   `tfsdk:"sub_path"`
+	WarmedRevision types.String   `tfsdk:"warmed_revision"`
+	WarmedAt       types.String   `tfsdk:"warmed_at"`
+	SizeBytes      types.Int64    `tfsdk:"size_bytes"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 }
 
 type sourceModel struct {
@@ -125,13 +127,15 @@ func strList(desc string) schema.ListAttribute {
 	return schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true, MarkdownDescription: desc}
 }
 
-func (r *modelCache) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *modelCache) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	secretKeys := make([]string, 0, len(Schemes))
 	for _, s := range Schemes {
 		secretKeys = append(secretKeys, fmt.Sprintf("`%s://` %s", s, SecretKeys[s]))
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: description,
+		// Create and update wait as long as `timeout` (the warm-up Job's deadline) allows.
+		Blocks: map[string]schema.Block{"timeouts": object.TimeoutsBlock(ctx, "model cache (its warm-up Jobs, its DaemonSet, its claim unless retained)", 0, deleteTimeout)},
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "`namespace/name`; also the import ID.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},

@@ -361,17 +361,19 @@ func (r *modelCache) Delete(ctx context.Context, req resource.DeleteRequest, res
 	if resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	d, ds := object.TimeoutFor(ctx, m.Timeouts, "delete", deleteTimeout)
+	resp.Diagnostics.Append(ds...)
+	ctx, cancel := object.WithBudget(ctx, "delete", d)
 	defer cancel()
 	ref := kube.Ref{Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}
 	if err := r.client.DeleteJobs(ctx, ref.Namespace, LabelName+"="+ref.Name); err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Deleting the warm-up Jobs of model cache %s failed", ref), err.Error())
+		resp.Diagnostics.AddError(fmt.Sprintf("Deleting the warm-up Jobs of model cache %s failed", ref), object.Explain(ctx, err))
 		return
 	}
 	switch m.Mode.ValueString() {
 	case ModeNodeLocal:
 		if err := r.client.DeleteForeground(ctx, kube.DaemonSetKind, ref); err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Deleting the DaemonSet of model cache %s failed", ref), err.Error())
+			resp.Diagnostics.AddError(fmt.Sprintf("Deleting the DaemonSet of model cache %s failed", ref), object.Explain(ctx, err))
 		}
 	default:
 		if m.RetainOnDestroy.ValueBool() {
@@ -379,7 +381,7 @@ func (r *modelCache) Delete(ctx context.Context, req resource.DeleteRequest, res
 			return
 		}
 		if err := r.client.Delete(ctx, kube.PersistentVolumeClaimKind, ref); err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Deleting the claim of model cache %s failed", ref), err.Error())
+			resp.Diagnostics.AddError(fmt.Sprintf("Deleting the claim of model cache %s failed", ref), object.Explain(ctx, err))
 		}
 	}
 }

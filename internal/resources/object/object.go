@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -24,9 +25,6 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
-
-// deleteTimeout bounds how long Delete waits for the object to disappear.
-const deleteTimeout = 5 * time.Minute
 
 // ClusterMeta is embedded in the model of a cluster-scoped object.
 type ClusterMeta struct {
@@ -69,6 +67,7 @@ type Model[T any] interface {
 	ObjectRef() kube.Ref
 	SetObjectRef(kube.Ref)
 	acceptedLiveChanges() types.List
+	waitTimeouts() timeouts.Value
 }
 
 // Spec is everything that differs between two object resources.
@@ -103,6 +102,12 @@ type Spec[T any] struct {
 	// leaves to it — and may ask for a forced apply, for fields that
 	// controller only ever updates.
 	BeforeApply func(ctx context.Context, m *T, fields map[string]any, live func() (map[string]any, error)) (force bool, err error)
+	// ApplyTimeout, when set, is how long AfterApply may wait by default:
+	// the timeouts block then has create and update, and AfterApply runs
+	// under their deadline (Budget and TimeoutHint tell it which).
+	ApplyTimeout time.Duration
+	// DeleteTimeout is timeouts.delete's default; DefaultDeleteTimeout when 0.
+	DeleteTimeout time.Duration
 }
 
 type assertModel struct {
@@ -206,7 +211,7 @@ func (r *Resource[T, P]) Metadata(_ context.Context, req resource.MetadataReques
 	resp.TypeName = req.ProviderTypeName + "_" + r.spec.TypeName
 }
 
-func (r *Resource[T, P]) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *Resource[T, P]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
 		"id": schema.StringAttribute{
 			Computed:            true,
@@ -232,7 +237,8 @@ func (r *Resource[T, P]) Schema(_ context.Context, _ resource.SchemaRequest, res
 	for k, v := range r.spec.Attributes {
 		attrs[k] = v
 	}
-	resp.Schema = schema.Schema{MarkdownDescription: r.spec.Description, Attributes: attrs}
+	resp.Schema = schema.Schema{MarkdownDescription: r.spec.Description, Attributes: attrs, Blocks: map[string]schema.Block{
+		timeoutsName: TimeoutsBlock(ctx, r.spec.Kind.Kind, r.spec.ApplyTimeout, r.deleteTimeout())}}
 }
 
 func idDescription(k kube.Kind) string {
@@ -290,15 +296,16 @@ func WithPaths(in diag.Diagnostics) diag.Diagnostics {
 }
 
 func (r *Resource[T, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	resp.Diagnostics.Append(r.write(ctx, req.Plan, &resp.State)...)
+	resp.Diagnostics.Append(r.write(ctx, "create", req.Plan, &resp.State)...)
 }
 
 func (r *Resource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	resp.Diagnostics.Append(r.write(ctx, req.Plan, &resp.State)...)
+	resp.Diagnostics.Append(r.write(ctx, "update", req.Plan, &resp.State)...)
 }
 
-// write applies the planned model and records what the server returned.
-func (r *Resource[T, P]) write(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State) diag.Diagnostics {
+// write applies the planned model and records what the server returned; op
+// ("create" or "update") names the timeout AfterApply runs under.
+func (r *Resource[T, P]) write(ctx context.Context, op string, plan tfsdk.Plan, state *tfsdk.State) diag.Diagnostics {
 	var m T
 	diags := plan.Get(ctx, &m)
 	if diags.HasError() {
@@ -308,9 +315,17 @@ func (r *Resource[T, P]) write(ctx context.Context, plan tfsdk.Plan, state *tfsd
 		return diags
 	}
 	if r.spec.AfterApply != nil {
+		wctx := ctx
+		if r.spec.ApplyTimeout > 0 {
+			d, ds := TimeoutFor(ctx, P(&m).waitTimeouts(), op, r.spec.ApplyTimeout)
+			diags.Append(ds...)
+			var cancel context.CancelFunc
+			wctx, cancel = WithBudget(ctx, op, d)
+			defer cancel()
+		}
 		// Recorded even when the wait fails: the object exists, and
 		// Terraform marks it tainted.
-		diags.Append(r.spec.AfterApply(ctx, r.client, &m)...)
+		diags.Append(r.spec.AfterApply(wctx, r.client, &m)...)
 	}
 	return append(diags, state.Set(ctx, &m)...)
 }
@@ -397,11 +412,13 @@ func (r *Resource[T, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 		NotConnected(&resp.Diagnostics, false)
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	d, ds := TimeoutFor(ctx, P(&m).waitTimeouts(), "delete", r.deleteTimeout())
+	resp.Diagnostics.Append(ds...)
+	ctx, cancel := WithBudget(ctx, "delete", d)
 	defer cancel()
 	ref := P(&m).ObjectRef()
 	if err := r.client.Delete(ctx, r.spec.Kind, ref); err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Deleting %s %s failed", r.spec.Kind.Kind, ref), err.Error())
+		resp.Diagnostics.AddError(fmt.Sprintf("Deleting %s %s failed", r.spec.Kind.Kind, ref), r.deleteError(ctx, ref, err))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -37,12 +38,15 @@ func acceptSchema() schema.Attribute {
 }
 
 // LiveChanges is embedded in the model of every object resource: the
-// accept_live_changes attribute the generic path adds to its schema.
+// accept_live_changes attribute and the timeouts block the generic path adds
+// to its schema.
 type LiveChanges struct {
-	AcceptLiveChanges types.List `tfsdk:"accept_live_changes"`
+	AcceptLiveChanges types.List     `tfsdk:"accept_live_changes"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 }
 
 func (l *LiveChanges) acceptedLiveChanges() types.List { return l.AcceptLiveChanges }
+func (l *LiveChanges) waitTimeouts() timeouts.Value    { return l.Timeouts }
 
 // accepted is the model's accept_live_changes.
 func accepted(ctx context.Context, l types.List) []string {

@@ -1,7 +1,6 @@
 package serving
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
@@ -13,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"time"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
@@ -50,7 +50,7 @@ const (
 	pickerHealthPort, pickerMetricsPort = 9003, 9090
 	pickerHealthService                 = "inference-extension"
 	pickerDefaultPort                   = 9002
-	pickerDefaultTimeout                = "10m"
+	pickerDefaultTimeout                = 10 * time.Minute
 )
 
 type inferencePoolModel struct {
@@ -70,7 +70,6 @@ type inferencePoolModel struct {
 	Template     *podtemplate.Template `tfsdk:"picker_template"`
 	PickerName   types.String          `tfsdk:"picker_name"`
 	Endpoint     types.String          `tfsdk:"picker_endpoint"`
-	Timeouts     timeouts.Value        `tfsdk:"timeouts"`
 }
 
 // poolServingGroup is the serving group the pool fronts, for the plan's
@@ -84,8 +83,9 @@ type poolServingGroup struct {
 // NewInferencePool is aiplatform_inference_pool.
 func NewInferencePool() resource.Resource {
 	return &inferencePoolResource{Resource: object.New[inferencePoolModel](object.Spec[inferencePoolModel]{
-		TypeName: "inference_pool",
-		Kind:     inferencePoolKind,
+		TypeName:     "inference_pool",
+		Kind:         inferencePoolKind,
+		ApplyTimeout: pickerDefaultTimeout,
 		Description: "A Gateway API Inference Extension `InferencePool` (`inference.networking.k8s.io/v1`) over the pods of a serving group, " +
 			"and the endpoint picker it routes through: a Deployment (`<name>-epp`) running the picker, its Service (the pool's " +
 			"`endpointPickerRef`), and a ServiceAccount with a Role that reads the pods and the pool — all owned by the pool, so the " +

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
@@ -35,15 +33,6 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*inferencePoolResource)(nil)
 )
 
-// creatingKey marks a Create's context: AfterApply waits within the create
-// timeout then, else within the update timeout.
-type creatingKey struct{}
-
-func (r *inferencePoolResource) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
-	r.Resource.Schema(ctx, req, resp)
-	resp.Schema.Blocks = map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true})}
-}
-
 func (r *inferencePoolResource) Configure(ctx context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.Resource.(resource.ResourceWithConfigure).Configure(ctx, req, resp)
 	r.client, _ = req.ProviderData.(*kube.Client)
@@ -62,7 +51,7 @@ func (r *inferencePoolResource) ImportState(ctx context.Context, req resource.Im
 }
 
 func (r *inferencePoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.Resource.Create(context.WithValue(ctx, creatingKey{}, true), req, resp)
+	r.Resource.Create(ctx, req, resp)
 }
 
 // Read reads the pool (the generic path), then the picker's Deployment.
@@ -151,20 +140,9 @@ func afterInferencePool(ctx context.Context, c *kube.Client, m *inferencePoolMod
 			return diags
 		}
 	}
-	timeout, d := m.waitTimeout(ctx)
-	if diags.Append(d...); diags.HasError() {
-		return diags
-	}
-	return append(diags, waitPicker(ctx, c, m, timeout)...)
-}
-
-// waitTimeout is the create or update timeout, default pickerDefaultTimeout.
-func (m *inferencePoolModel) waitTimeout(ctx context.Context) (time.Duration, diag.Diagnostics) {
-	def, _ := time.ParseDuration(pickerDefaultTimeout)
-	if creating, _ := ctx.Value(creatingKey{}).(bool); creating {
-		return m.Timeouts.Create(ctx, def)
-	}
-	return m.Timeouts.Update(ctx, def)
+	// The generic write runs AfterApply within the create or update
+	// timeout (Spec.ApplyTimeout is the default).
+	return append(diags, waitPicker(ctx, c, m, object.Budget(ctx, pickerDefaultTimeout))...)
 }
 
 // waitPicker waits until the picker's Deployment has rolled out: its pods
@@ -195,7 +173,7 @@ func waitPicker(ctx context.Context, c *kube.Client, m *inferencePoolModel, time
 		}
 		diags.AddAttributeError(path.Root("timeouts"), fmt.Sprintf("Endpoint picker %s not ready", ref), detail+
 			" The picker is Ready once it has read its InferencePool: check that its ServiceAccount may read pods and "+
-			"inferencepools in the namespace, and the picker's log.")
+			"inferencepools in the namespace, and the picker's log. "+object.TimeoutHint(ctx))
 	}
 	return diags
 }

@@ -59,6 +59,7 @@ type lwsGroupModel struct {
 	AllowScaleToZero types.Bool        `tfsdk:"allow_scale_to_zero"`
 	MaxConcurrency   types.Int64       `tfsdk:"max_concurrency"`
 	GPUsTotal        types.Int64       `tfsdk:"gpus_total"`
+	WaitForReady     types.Bool        `tfsdk:"wait_for_ready"`
 }
 
 type rolloutModel struct {
@@ -142,6 +143,10 @@ func NewLWSGroup() resource.Resource {
 			"queue_name": schema.StringAttribute{Optional: true,
 				MarkdownDescription: "Kueue LocalQueue of the groups (label `" + QueueLabel + "`): Kueue admits each group as one workload.",
 				Validators:          []validator.String{validators.DNSSubdomain()}},
+			"wait_for_ready": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Wait after create and update until the LWS controller reports every group Ready and on the current " +
+					"template (`timeouts.create` / `timeouts.update`, default 10 minutes), logging progress at INFO. Default `true`. " +
+					"Never waits with `replicas = 0` or with `queue_name` (Kueue may hold the groups until it admits them). Not stored on the object."},
 			"model_cache": modelCacheAttribute(),
 			"serving":     servingAttribute(),
 			"max_concurrency": schema.Int64Attribute{Computed: true,
@@ -151,10 +156,12 @@ func NewLWSGroup() resource.Resource {
 			"gpus_total": schema.Int64Attribute{Computed: true,
 				MarkdownDescription: "GPUs of all groups: `replicas` × (leader GPUs + (`size` − 1) × worker GPUs)."},
 		},
-		Fields:     lwsFields,
-		Read:       readLWS,
-		Validate:   validateLWS,
-		ModifyPlan: planLWS,
+		Fields:       lwsFields,
+		Read:         readLWS,
+		Validate:     validateLWS,
+		ModifyPlan:   planLWS,
+		AfterApply:   waitLWS,
+		ApplyTimeout: lwsWaitTimeout,
 	})
 	return &lwsResource{Resource: inner.(*object.Resource[lwsGroupModel, *lwsGroupModel])}
 }
@@ -306,6 +313,9 @@ func readLWS(live map[string]any, m *lwsGroupModel) {
 	cached, leader := m.ModelCache != nil, object.Fields(tmpl, "leaderTemplate")
 	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker, cached, m.Serving != nil && leader == nil)
 	m.Leader = templateIn(leader, m.Leader, cached, m.Serving != nil)
+	if m.WaitForReady.IsNull() {
+		m.WaitForReady = types.BoolValue(true) // import: the default
+	}
 	if m.AllowScaleToZero.IsNull() {
 		// Not on the object: an import adopts a group scaled to zero as chosen.
 		m.AllowScaleToZero = types.BoolValue(m.Replicas.ValueInt64() == 0)

@@ -59,7 +59,7 @@ func group() *lwsGroupModel {
 		Leader: tmpl("vllm.entrypoints.openai.api_server"), Worker: tmpl("ray", "start"),
 		StartupPolicy: types.StringValue("LeaderCreated"), RestartPolicy: types.StringValue("RecreateGroupOnPodRestart"),
 		Rollout:   &rolloutModel{MaxUnavailable: types.StringValue("25%"), MaxSurge: types.StringValue("1")},
-		QueueName: types.StringValue("serving"), AllowScaleToZero: types.BoolValue(false),
+		QueueName: types.StringValue("serving"), AllowScaleToZero: types.BoolValue(false), WaitForReady: types.BoolValue(true),
 		ModelCache: &modelCacheModel{Mode: types.StringValue("node_local"), ClaimName: types.StringNull(),
 			HostPath: types.StringValue("/var/lib/model-cache/default/llama"), SubPath: types.StringValue("main-0123abcd"), MountPath: types.StringValue("/models/llama")},
 		Serving: &servingModel{ModelBytes: types.Int64Null(), ParamsBillion: types.Float64Value(70), DType: types.StringValue("bf16"),

@@ -15,8 +15,11 @@ import (
 // RayCluster integrations, so that Kueue judges a queued RayCluster as a
 // whole. The LWS tests'
 // GPU pool is two fake 8-GPU H100 nodes whose nvidia.com/gpu.memory label
-// says 81559 MiB, as NVIDIA's GPU feature discovery publishes it, and a
-// 4-GPU node without that label; the Ray tests add their own nodes.
+// says 81559 MiB, as NVIDIA's GPU feature discovery publishes it, with the
+// CPUs and memory of such a machine (192 vCPUs, 2 TiB), so that the
+// examples' production-sized pods schedule and the apply's readiness wait
+// sees them Ready, and a 4-GPU node without that label; the Ray tests add
+// their own nodes.
 //
 // The InferencePool tests add the Gateway API Inference Extension's CRDs
 // (from the module cache) and its endpoint picker, which the pod runner runs
@@ -30,7 +33,7 @@ func TestMain(m *testing.M) {
 		CRDDirs:     []string{crds},
 		Controllers: []testenv.Controller{testenv.KubeRay(), testenv.LWS(), testenv.Kueue("batch/job", "ray.io/raycluster"), testenv.EndpointPicker()},
 		Nodes: []testenv.NodePool{
-			{Name: "lws-h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", Labels: map[string]string{lwsPoolLabel: "h100"}},
+			{Name: "lws-h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", CPU: "192", Memory: "2048Gi", Labels: map[string]string{lwsPoolLabel: "h100"}},
 			{Name: "lws-nolabel", Count: 1, GPUs: 4, Product: "TEST-GPU", Labels: map[string]string{lwsPoolLabel: "nolabel"}},
 		},
 	})

@@ -41,7 +41,7 @@ const (
 	rayDashboardPort   = "8265"
 	rayClientPort      = "10001"
 	rayReadyState      = "ready"
-	// rayWaitTimeout bounds wait_for_ready.
+	// rayWaitTimeout is timeouts.create/update's default: how long wait_for_ready waits.
 	rayWaitTimeout = 10 * time.Minute
 	// rayDefaultImage is the image for ray_version when image is not set.
 	rayDefaultImage = "rayproject/ray:"
@@ -138,13 +138,14 @@ func NewRayCluster() resource.Resource {
 			"and everything the pods carry into these attributes, so `terraform plan -generate-config-out` reproduces the object, " +
 			"and warns with their paths of RayCluster fields no attribute carries (a group's `numOfHosts`, the head Service, …): " +
 			"a plan whose apply would change them shows them and is refused unless `accept_live_changes` lists them.",
-		Attributes:  rayClusterAttributes(),
-		Fields:      rayClusterFields,
-		Read:        readRayCluster,
-		Validate:    validateRayCluster,
-		ModifyPlan:  planRayCluster,
-		AfterApply:  waitRayCluster,
-		BeforeApply: beforeApplyRayCluster,
+		Attributes:   rayClusterAttributes(),
+		Fields:       rayClusterFields,
+		Read:         readRayCluster,
+		Validate:     validateRayCluster,
+		ModifyPlan:   planRayCluster,
+		AfterApply:   waitRayCluster,
+		ApplyTimeout: rayWaitTimeout,
+		BeforeApply:  beforeApplyRayCluster,
 	}))
 }
 
@@ -282,7 +283,7 @@ func rayClusterAttributes() map[string]schema.Attribute {
 				"mount_path": schema.StringAttribute{Required: true, MarkdownDescription: "Where the weights appear in the Ray containers."},
 			}},
 		"wait_for_ready": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-			MarkdownDescription: "Wait after create and update until KubeRay reports `status.state = ready` (at most 10 minutes), logging progress. " +
+			MarkdownDescription: "Wait after create and update until KubeRay reports `status.state = ready` (`timeouts.create` / `timeouts.update`, default 10 minutes), logging progress at INFO. " +
 				"Default `true`. Never waits for a suspended cluster or one with `queue_name`."},
 		"head_service_name": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "The head Service KubeRay creates (`<name>-head-svc`)."},

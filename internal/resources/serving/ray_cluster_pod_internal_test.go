@@ -333,6 +333,7 @@ func TestRayClusterSchemaMatchesModel(t *testing.T) {
 	}
 	in := rayImport(rayDecode(t, rayCompleteLive))
 	in.AcceptLiveChanges = types.ListNull(types.StringType)
+	in.Timeouts = object.NullTimeouts(true)
 	state := tfsdk.State{Schema: resp.Schema, Raw: tftypes.NewValue(resp.Schema.Type().TerraformType(ctx), nil)}
 	if diags := state.Set(ctx, &in); diags.HasError() {
 		t.Fatalf("set: %v", diags)

@@ -34,8 +34,6 @@ func waitRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 		tflog.Info(ctx, fmt.Sprintf("RayCluster %s is queued in %q: it starts when Kueue admits it; not waiting", ref, m.QueueName.ValueString()))
 		return diags
 	}
-	ctx, cancel := context.WithTimeout(ctx, rayWaitTimeout)
-	defer cancel()
 	last, timedOut, err := pollReady(ctx, fmt.Sprintf("RayCluster %s", ref), func() (bool, string, error) {
 		live, found, err := c.Get(ctx, rayClusterKind, ref)
 		if err != nil || !found {
@@ -50,12 +48,13 @@ func waitRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 	case err != nil:
 		diags.AddError(fmt.Sprintf("Waiting for RayCluster %s failed", ref), err.Error())
 	case timedOut:
-		detail := fmt.Sprintf("KubeRay did not report the RayCluster ready within %s; last seen: %s.", rayWaitTimeout, last)
+		detail := fmt.Sprintf("KubeRay did not report the RayCluster ready within %s (timeouts); last seen: %s.", object.Budget(ctx, rayWaitTimeout), last)
 		if pods := pendingPods(context.Background(), c, ref.Namespace, "ray.io/cluster="+ref.Name); pods != "" {
 			detail += " Pods not ready: " + pods + "."
 		}
 		diags.AddError(fmt.Sprintf("RayCluster %s not ready", ref), detail+
-			" Is the KubeRay operator running, and do the nodes have room for every pod? Set wait_for_ready = false not to wait.")
+			" Is the KubeRay operator running, and do the nodes have room for every pod? "+
+			object.TimeoutHint(ctx)+" Set wait_for_ready = false not to wait. The RayCluster is recorded in state (tainted).")
 	}
 	return diags
 }

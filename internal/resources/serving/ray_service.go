@@ -83,13 +83,14 @@ func NewRayService() resource.Resource {
 			"attributes and warns with their paths of RayService fields no attribute carries (a custom `serveService`, a group's " +
 			"`numOfHosts`, …). KubeRay v1.5's `serviceUnhealthySecondThreshold` and `deploymentUnhealthySecondThreshold` are deprecated " +
 			"and unused by the operator, so they have no attribute.",
-		Attributes:  rayServiceAttributes(),
-		Fields:      rayServiceFields,
-		Read:        readRayService,
-		Validate:    validateRayService,
-		ModifyPlan:  planRayService,
-		AfterApply:  waitRayService,
-		BeforeApply: beforeApplyRayService,
+		Attributes:   rayServiceAttributes(),
+		Fields:       rayServiceFields,
+		Read:         readRayService,
+		Validate:     validateRayService,
+		ModifyPlan:   planRayService,
+		AfterApply:   waitRayService,
+		ApplyTimeout: rayWaitTimeout,
+		BeforeApply:  beforeApplyRayService,
 	}), rayServiceKind, "aiplatform_ray_service", rayServiceUnexpressed)
 }
 
@@ -134,8 +135,8 @@ func rayServiceAttributes() map[string]schema.Attribute {
 	attrs["exclude_head_from_serve_service"] = schema.BoolAttribute{Optional: true,
 		MarkdownDescription: "Keep the head pod out of the Serve Service's endpoints (`excludeHeadPodFromServeSvc`), so requests go to workers only. Unset: false."}
 	attrs["wait_for_ready"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-		MarkdownDescription: "Wait after create and update (at most 10 minutes) until KubeRay has created the RayCluster it serves from and that cluster " +
-			"is `ready` (its head and workers running), logging progress. The Serve applications' health is not waited for (see above). Default `true`."}
+		MarkdownDescription: "Wait after create and update (`timeouts.create` / `timeouts.update`, default 10 minutes) until KubeRay has created the RayCluster it serves from and that cluster " +
+			"is `ready` (its head and workers running), logging progress at INFO. The Serve applications' health is not waited for (see above). Default `true`."}
 	attrs["serve_service_name"] = schema.StringAttribute{Computed: true,
 		MarkdownDescription: "The Service that routes Serve traffic to the active cluster (`<name>-serve-svc`, port 8000); KubeRay creates it once the applications are healthy."}
 	attrs["head_service_name"] = schema.StringAttribute{Computed: true,

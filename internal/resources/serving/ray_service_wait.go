@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 )
 
 // Wait: what the Kubernetes API can show of a RayService's readiness — the
@@ -25,8 +26,6 @@ func waitRayService(ctx context.Context, c *kube.Client, m *rayServiceModel) dia
 		return diags
 	}
 	ref := m.ObjectRef()
-	ctx, cancel := context.WithTimeout(ctx, rayWaitTimeout)
-	defer cancel()
 	cluster := ""
 	last, timedOut, err := pollReady(ctx, fmt.Sprintf("RayService %s", ref), func() (bool, string, error) {
 		live, found, err := c.Get(ctx, rayServiceKind, ref)
@@ -53,14 +52,15 @@ func waitRayService(ctx context.Context, c *kube.Client, m *rayServiceModel) dia
 	case err != nil:
 		diags.AddError(fmt.Sprintf("Waiting for RayService %s failed", ref), err.Error())
 	case timedOut:
-		detail := fmt.Sprintf("KubeRay did not bring the RayService's RayCluster to ready within %s; last seen: %s.", rayWaitTimeout, last)
+		detail := fmt.Sprintf("KubeRay did not bring the RayService's RayCluster to ready within %s (timeouts); last seen: %s.", object.Budget(ctx, rayWaitTimeout), last)
 		if cluster != "" {
 			if pods := pendingPods(context.Background(), c, ref.Namespace, "ray.io/cluster="+cluster); pods != "" {
 				detail += " Pods not ready: " + pods + "."
 			}
 		}
 		diags.AddError(fmt.Sprintf("RayService %s not ready", ref), detail+
-			" Is the KubeRay operator running, and do the nodes have room for every pod? Set wait_for_ready = false not to wait.")
+			" Is the KubeRay operator running, and do the nodes have room for every pod? "+
+			object.TimeoutHint(ctx)+" Set wait_for_ready = false not to wait. The RayService is recorded in state (tainted).")
 	}
 	return diags
 }

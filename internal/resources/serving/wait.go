@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 )
 
 // pollReady calls step every second until it reports done, fails, or ctx
@@ -13,13 +15,16 @@ import (
 // every 15 s ("<what> not ready after 12s: <line>"), and once done ("<what>
 // ready after 8.4s: <line>"); an empty line (nothing seen yet) is not
 // logged. It returns the last line logged, and whether ctx ended first; an
-// error of step ends the wait unless ctx has ended (then it is the timeout).
+// error of step ends the wait unless it comes from ctx's deadline (then it
+// is the timeout).
 func pollReady(ctx context.Context, what string, step func() (done bool, line string, err error)) (last string, timedOut bool, err error) {
 	start, lastAt := time.Now(), time.Time{}
 	for {
 		done, line, err := step()
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case err != nil && object.OutOfTime(ctx, err):
+			return last, true, nil
+		case err != nil:
 			return last, false, err
 		case err == nil && done:
 			tflog.Info(ctx, fmt.Sprintf("%s ready after %s: %s", what, time.Since(start).Round(100*time.Millisecond), line))

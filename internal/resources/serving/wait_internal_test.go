@@ -29,4 +29,16 @@ func TestPollReady(t *testing.T) {
 	if !errors.Is(err, boom) || timedOut {
 		t.Errorf("error: got %v %v", timedOut, err)
 	}
+
+	// client-go's rate limiter refuses a request that could not go out
+	// before the deadline, while ctx has not ended yet: that is the timeout,
+	// not a failure of its own.
+	rctx, rcancel := context.WithTimeout(context.Background(), time.Hour)
+	defer rcancel()
+	last, timedOut, err = pollReady(rctx, "thing", func() (bool, string, error) {
+		return false, "", errors.New("rate: Wait(n=1) would exceed context deadline")
+	})
+	if !timedOut || err != nil || last != "" {
+		t.Errorf("rate limiter at the deadline: got %q %v %v", last, timedOut, err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -66,9 +67,10 @@ type storeModel struct {
 	CredentialsSecret *credentialsModel `tfsdk:"credentials_secret"`
 	Backup            *backupModel      `tfsdk:"backup"`
 
-	ClaimName     types.String `tfsdk:"claim_name"`
-	ConfigMapName types.String `tfsdk:"config_map_name"`
-	Env           types.Map    `tfsdk:"env"`
+	ClaimName     types.String   `tfsdk:"claim_name"`
+	ConfigMapName types.String   `tfsdk:"config_map_name"`
+	Env           types.Map      `tfsdk:"env"`
+	Timeouts      timeouts.Value `tfsdk:"timeouts"`
 }
 
 type credentialsModel struct {
@@ -114,10 +116,11 @@ const storeDescription = "Storage for training checkpoints that outlives the job
 	"claim, one timestamped directory per run, keeping the newest `retention`. Runtimes consume `claim_name`, `mount_path` " +
 	"and `env`."
 
-func (r *checkpointStore) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *checkpointStore) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	useState := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: storeDescription,
+		Blocks:              map[string]schema.Block{"timeouts": object.TimeoutsBlock(ctx, "store (its claim or ConfigMap, its backup CronJob, its claims unless retained)", 0, deleteTimeout)},
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "`namespace/name`; also the import ID.", PlanModifiers: useState},
 			"name": schema.StringAttribute{Required: true,

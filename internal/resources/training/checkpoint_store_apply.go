@@ -262,11 +262,14 @@ func (r *checkpointStore) write(ctx context.Context, plan planGetter, prior *sto
 // dropBackup deletes the backup CronJob, and the backup claim unless kept.
 func (r *checkpointStore) dropBackup(ctx context.Context, ref kube.Ref, retain bool) diag.Diagnostics {
 	var diags diag.Diagnostics
-	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
-	defer cancel()
+	if _, bounded := ctx.Deadline(); !bounded { // an update; a destroy runs under timeouts.delete
+		var cancel context.CancelFunc
+		ctx, cancel = object.WithBudget(ctx, "update", deleteTimeout)
+		defer cancel()
+	}
 	b := kube.Ref{Namespace: ref.Namespace, Name: backupName(ref.Name)}
 	if err := r.client.Delete(ctx, cronJobKind, b); err != nil {
-		diags.AddError(fmt.Sprintf("Deleting the backup CronJob %s failed", b), err.Error())
+		diags.AddError(fmt.Sprintf("Deleting the backup CronJob %s failed", b), object.Explain(ctx, err))
 		return diags
 	}
 	if retain {
@@ -275,7 +278,7 @@ func (r *checkpointStore) dropBackup(ctx context.Context, ref kube.Ref, retain b
 		return diags
 	}
 	if err := r.client.Delete(ctx, claimKind, b); err != nil {
-		diags.AddError(fmt.Sprintf("Deleting the backup claim %s failed", b), err.Error())
+		diags.AddError(fmt.Sprintf("Deleting the backup claim %s failed", b), object.Explain(ctx, err))
 	}
 	return diags
 }
@@ -358,12 +361,14 @@ func (r *checkpointStore) Delete(ctx context.Context, req resource.DeleteRequest
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() || !r.ready(&resp.Diagnostics) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	d, ds := object.TimeoutFor(ctx, m.Timeouts, "delete", deleteTimeout)
+	resp.Diagnostics.Append(ds...)
+	ctx, cancel := object.WithBudget(ctx, "delete", d)
 	defer cancel()
 	ref := m.ObjectRef()
 	if kindOf(&m) == KindObjectStore {
 		if err := r.client.Delete(ctx, configMapKind, ref); err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Deleting ConfigMap %s failed", ref), err.Error())
+			resp.Diagnostics.AddError(fmt.Sprintf("Deleting ConfigMap %s failed", ref), object.Explain(ctx, err))
 		}
 		return
 	}
@@ -379,7 +384,7 @@ func (r *checkpointStore) Delete(ctx context.Context, req resource.DeleteRequest
 		return
 	}
 	if err := r.client.Delete(ctx, claimKind, ref); err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Deleting PersistentVolumeClaim %s failed", ref), err.Error())
+		resp.Diagnostics.AddError(fmt.Sprintf("Deleting PersistentVolumeClaim %s failed", ref), object.Explain(ctx, err))
 	}
 }
 

@@ -1,5 +1,7 @@
 # Serving on KServe, one H100 pool:
 #
+#   - KServe v0.20 itself (deployment mode Standard, webhook certificates
+#     issued by the provider) with its LLMInferenceService controller;
 #   - the pool: every H100 node, its GPUs counted at plan time;
 #   - a vLLM ClusterServingRuntime on that pool for Llama 3.1 8B, sized at
 #     plan (weights + one request's KV cache + overhead per GPU) with its
@@ -9,11 +11,15 @@
 #     (two copies per 8-GPU pod) that teams' LLMInferenceServices name in
 #     spec.baseRefs.
 #
-# KServe itself (v0.20, deployment mode Standard, with its LLMInferenceService
-# CRDs) must be installed: aiplatform_kserve, or KServe's charts. The model
-# caches are aiplatform_model_cache outputs here given as literals.
+# The runtime and the preset are KServe objects: they depend on the install.
+# The model caches are aiplatform_model_cache outputs here given as literals.
 #
 #   terraform apply -var kubeconfig=PATH
+#
+# Without access to ghcr.io, KServe's charts from a local directory:
+# -var kserve_chart_path=…/charts/kserve-resources (charts/ of
+# github.com/kserve/kserve@v0.20.0; the kserve-crd and kserve-llmisvc-*
+# charts are taken from beside it).
 
 terraform {
   required_providers {
@@ -41,8 +47,20 @@ variable "gpu_product" {
   default     = "NVIDIA-H100-80GB-HBM3"
 }
 
+variable "kserve_chart_path" {
+  description = "A local copy of KServe's kserve-resources chart, its other charts beside it; null installs the upstream OCI charts."
+  type        = string
+  default     = null
+}
+
 provider "aiplatform" {
   config_path = var.kubeconfig
+}
+
+resource "aiplatform_kserve" "this" {
+  version               = "v0.20.0"
+  chart                 = var.kserve_chart_path == null ? null : { path = var.kserve_chart_path }
+  llm_inference_service = true
 }
 
 resource "aiplatform_gpu_node_pool" "serve" {
@@ -94,6 +112,7 @@ resource "aiplatform_serving_runtime" "vllm" {
     sub_path   = "main-0e9e39f2"
     mount_path = "/mnt/models"
   }
+  depends_on = [aiplatform_kserve.this]
 }
 
 # 70B in bf16 is 140 GB, 35 GB on each of tensor 4 GPUs, plus 0.67 GB of one
@@ -103,7 +122,11 @@ resource "aiplatform_serving_runtime" "vllm" {
 resource "aiplatform_llm_service_preset" "llama_70b" {
   name      = "llama-70b-h100"
   namespace = var.namespace
-  base_refs = ["kserve-config-llm-template"]
+  # No base_refs: KServe v0.20's webhook refuses baseRefs in an
+  # LLMInferenceServiceConfig ("support for recursive refs has been
+  # disabled"); the controller merges its own vLLM template
+  # (kserve-config-llm-template, from KServe's kserve-runtime-configs chart)
+  # under the preset by itself.
 
   model = {
     uri  = "hf://meta-llama/Llama-3.1-70B-Instruct"
@@ -134,7 +157,8 @@ resource "aiplatform_llm_service_preset" "llama_70b" {
     sub_path   = "main-0e9e39f2"
     mount_path = "/mnt/models"
   }
-  router = { route = true, gateway = true, scheduler = true }
+  router     = { route = true, gateway = true, scheduler = true }
+  depends_on = [aiplatform_kserve.this]
 }
 
 output "runtime" {

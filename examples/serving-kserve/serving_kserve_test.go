@@ -1,6 +1,7 @@
 // Package servingkserve_test applies examples/serving-kserve with the
-// terraform CLI on a cluster that runs KServe's manager, and judges it with
-// KServe: an InferenceService of format vLLM that names no runtime gets the
+// terraform CLI: its aiplatform_kserve installs KServe's charts (from the
+// module cache), whose controller pods the pod runner runs as KServe's real
+// manager and llmisvc controller; the example is judged with KServe: an InferenceService of format vLLM that names no runtime gets the
 // example's (auto_select), and its Deployment's pod is the runtime's.
 package servingkserve_test
 
@@ -20,14 +21,20 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
-// One 8 x H100 node whose nvidia.com/gpu.memory label says 81559 MiB, and
-// KServe's manager (deployment mode Standard) run by the pod runner.
+// One 8 x H100 node whose nvidia.com/gpu.memory label says 81559 MiB and a
+// CPU node for the controllers; the pod runner runs the pods of KServe's
+// charts (the example installs them).
 func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{
-		Nodes:       []testenv.NodePool{{Name: "h100", Count: 1, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", CPU: "64", Memory: "512Gi"}},
-		Controllers: []testenv.Controller{testenv.KServe()},
+		Nodes: []testenv.NodePool{
+			{Name: "h100", Count: 1, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", CPU: "64", Memory: "512Gi"},
+			{Name: "cpu", Count: 1},
+		},
+		PodRunner: true,
+		Adapters:  []*podrunner.Adapter{podrunner.KServe, podrunner.LLMISvc},
 	})
 }
 
@@ -36,8 +43,12 @@ var isvcGVR = schema.GroupVersionResource{Group: "serving.kserve.io", Version: "
 func TestAccServingKServeExample(t *testing.T) {
 	env := acctest.Env(t)
 	ctx := context.Background()
-	llmCRD(t, env)
+	mod, err := testenv.ModuleDir(ctx, "github.com/kserve/kserve", "v0.20.0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := acctest.NewWorkspace(t, env, ".")
+	w.Env = append(w.Env, "TF_VAR_kserve_chart_path="+filepath.Join(mod, "charts", "kserve-resources"))
 	if _, err := w.Run("apply", "-auto-approve"); err != nil {
 		t.Fatal(err)
 	}
@@ -94,27 +105,6 @@ func TestAccServingKServeExample(t *testing.T) {
 	// Serving traffic is not drift.
 	if code, out := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan -detailed-exitcode with the InferenceService running exited %d, want 0:\n%s", code, out)
-	}
-}
-
-// llmCRD installs the LLMInferenceServiceConfig CRD from KServe's
-// kserve-llmisvc-crd chart in the module cache (the manager alone does
-// not serve it; the chart's directory holds a Helm template beside it).
-func llmCRD(t *testing.T, env *testenv.Env) {
-	mod, err := testenv.ModuleDir(context.Background(), "github.com/kserve/kserve", "v0.20.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(mod, "charts", "kserve-llmisvc-crd", "templates", "serving.kserve.io_llminferenceserviceconfigs.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.ApplyCRDs(context.Background(), dir); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -89,6 +89,8 @@ func (c KServeConfig) Values(_, raw map[string]any) (map[string]any, error) {
 	SetPath(out, c.CertManager, "kserve", "certManager", "enabled")
 	SetPath(out, true, "kserve", "inferenceServiceConfig", "enabled")
 	SetPath(out, true, "kserve", "storagecontainer", "enabled")
+	// Recorded for import: the llmisvc charts are releases of their own.
+	SetPath(out, c.LLMInferenceService, "aiplatform", "llmInferenceService")
 	if len(c.Requests) > 0 {
 		res := map[string]any{}
 		for k, v := range c.Requests {
@@ -98,6 +100,22 @@ func (c KServeConfig) Values(_, raw map[string]any) (map[string]any, error) {
 			SetPath(out, map[string]any{"requests": maps.Clone(res), "limits": maps.Clone(res)}, p...)
 		}
 	}
+	return out, nil
+}
+
+// LLMISvcValues are the values of the kserve-llmisvc-resources chart: the
+// resources chart's typed settings without the objects KServe's release
+// already owns (the inferenceservice-config ConfigMap and the default
+// ClusterStorageContainer, which both charts render: Helm refuses to take
+// over another release's object).
+func (c KServeConfig) LLMISvcValues() (map[string]any, error) {
+	out, err := c.Values(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	delete(out, "aiplatform")
+	SetPath(out, false, "kserve", "inferenceServiceConfig", "enabled")
+	SetPath(out, false, "kserve", "storagecontainer", "enabled")
 	return out, nil
 }
 
@@ -129,6 +147,7 @@ func KServeConfigFromValues(values map[string]any) KServeConfig {
 	c.Ingress = !disabled
 	c.GatewayAPI, _ = GetPath(values, "kserve", "controller", "gateway", "ingressGateway", "enableGatewayApi").(bool)
 	c.CertManager, _ = GetPath(values, "kserve", "certManager", "enabled").(bool)
+	c.LLMInferenceService, _ = GetPath(values, "aiplatform", "llmInferenceService").(bool)
 	if req, ok := GetPath(values, "kserve", "controller", "resources", "requests").(map[string]any); ok {
 		c.Requests = map[string]string{}
 		for k, v := range req {

@@ -64,6 +64,39 @@ func TestKServeValuesRender(t *testing.T) {
 	}
 }
 
+// The llmisvc resources chart, with aiplatform_kserve's values, renders the
+// controller and its webhooks but neither the objects KServe's release owns
+// (the shared ConfigMap and ClusterStorageContainer) nor cert-manager's
+// Issuer; the switch reads back for import.
+func TestKServeLLMISvcValuesRender(t *testing.T) {
+	cfg := KServeConfig{DeploymentMode: "Standard", LLMInferenceService: true, Requests: map[string]string{"memory": "128Mi"}}
+	vals, err := cfg.LLMISvcValues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := vals["aiplatform"]; ok {
+		t.Errorf("the import marker reached the llmisvc chart: %v", vals)
+	}
+	objs, _ := renderRelease(t, Source{Path: kserveChartDir(t, KServeLLMISvcChart)}, "kserve-llmisvc", "kserve", vals)
+	for _, o := range objs {
+		if strings.HasPrefix(o, "Issuer/") || o == "ConfigMap/inferenceservice-config" || strings.HasPrefix(o, "ClusterStorageContainer/") {
+			t.Errorf("%s rendered", o)
+		}
+	}
+	for _, want := range []string{"Deployment/llmisvc-controller-manager", "Service/" + KServeLLMWebhookService, "ValidatingWebhookConfiguration/llminferenceserviceconfig.serving.kserve.io"} {
+		if !slices.Contains(objs, want) {
+			t.Errorf("%s not rendered: %v", want, objs)
+		}
+	}
+	res, err := cfg.Values(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !KServeConfigFromValues(res).LLMInferenceService || KServeConfigFromValues(map[string]any{}).LLMInferenceService {
+		t.Error("llm_inference_service does not read back from the resources release's values")
+	}
+}
+
 // The release's post-renderer leaves out the objects of the omitted groups
 // and keeps the rest.
 func TestOmitGroups(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/webhookcert"
 )
 
 // aiplatform_kserve: KServe's resources chart as the resource's release,
@@ -37,6 +36,7 @@ type kserveModel struct {
 	GatewayAPI     types.Bool   `tfsdk:"gateway_api"`
 	CertManager    types.Bool   `tfsdk:"cert_manager"`
 	Requests       types.Map    `tfsdk:"controller_requests"`
+	LLMService     types.Bool   `tfsdk:"llm_inference_service"`
 }
 
 // certRenewal: a webhook certificate that expires sooner is issued again at
@@ -76,6 +76,13 @@ func NewKServe() resource.Resource {
 				MarkdownDescription: "Route through the Gateway API (HTTPRoute) instead of Ingress objects; needs `ingress = true`. Default `false`."},
 			"cert_manager": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Let cert-manager issue the webhook certificate (the chart's Issuer and Certificate; cert-manager must be installed). Default `false`: the provider issues it."},
+			"llm_inference_service": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Install KServe's LLMInferenceService too: the `kserve-llmisvc-crd` chart as release `<name>-llmisvc-crd` " +
+					"(before the resources release) and the `kserve-llmisvc-resources` chart (the llmisvc controller, its RBAC and webhooks) " +
+					"as release `<name>-llmisvc` (after it: it leaves the `inferenceservice-config` ConfigMap and the default " +
+					"ClusterStorageContainer to KServe's release), with the same typed settings (not `values`), readiness wait, `drift` " +
+					"and, without cert-manager, its own issued webhook certificate (`llmisvc-webhook-server-cert`). Turning it off " +
+					"uninstalls both (the CRDs stay unless `remove_crds`). Default `false`."},
 			"controller_requests": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Resource requests (and the same limits) of KServe's controller, e.g. `{ cpu = \"100m\", memory = \"300Mi\" }`. Default: the chart's (100m, 300Mi)."},
 		},
@@ -93,10 +100,11 @@ func NewKServe() resource.Resource {
 
 func kserveConfig(m *kserveModel) (helm.Config, bool) {
 	cfg := helm.KServeConfig{
-		DeploymentMode: m.DeploymentMode.ValueString(),
-		Ingress:        m.Ingress.ValueBool(),
-		GatewayAPI:     m.GatewayAPI.ValueBool(),
-		CertManager:    m.CertManager.ValueBool(),
+		DeploymentMode:      m.DeploymentMode.ValueString(),
+		Ingress:             m.Ingress.ValueBool(),
+		GatewayAPI:          m.GatewayAPI.ValueBool(),
+		CertManager:         m.CertManager.ValueBool(),
+		LLMInferenceService: m.LLMService.ValueBool(),
 	}
 	if !m.Requests.IsNull() {
 		cfg.Requests = map[string]string{}
@@ -115,6 +123,7 @@ func kserveFromValues(values map[string]any, m *kserveModel) {
 	m.Ingress = types.BoolValue(cfg.Ingress)
 	m.GatewayAPI = types.BoolValue(cfg.GatewayAPI)
 	m.CertManager = types.BoolValue(cfg.CertManager)
+	m.LLMService = types.BoolValue(cfg.LLMInferenceService)
 	if len(cfg.Requests) > 0 {
 		m.Requests, _ = types.MapValueFrom(context.Background(), types.StringType, cfg.Requests)
 	} else {
@@ -139,19 +148,30 @@ func crdRelease(c *kube.Client, m *kserveModel) *helm.Release {
 // crdSource is the CRD chart beside the resources chart src: the sibling
 // directory kserve-crd of a local chart, or kserve-crd in the same
 // repository at the same version.
-func crdSource(src helm.Source) helm.Source {
+func crdSource(src helm.Source) helm.Source { return siblingSource(src, helm.KServeCRDChart) }
+
+// siblingSource is KServe's chart name beside the resources chart src: the
+// sibling directory of a local chart, or the chart of that name in the same
+// repository at the same version.
+func siblingSource(src helm.Source, name string) helm.Source {
 	if src.Path != "" {
-		return helm.Source{Path: filepath.Join(filepath.Dir(filepath.Clean(src.Path)), helm.KServeCRDChart), Version: src.Version}
+		return helm.Source{Path: filepath.Join(filepath.Dir(filepath.Clean(src.Path)), name), Version: src.Version}
 	}
-	src.Name = helm.KServeCRDChart
+	src.Name = name
 	return src
 }
 
 // loadKServeChart loads the resources chart and, first, checks that the CRD
 // chart beside it loads too.
-func loadKServeChart(src helm.Source, _ *kserveModel) (*chart.Chart, error) {
-	if _, err := helm.LoadChart(crdSource(src)); err != nil {
-		return nil, fmt.Errorf("KServe's CRD chart %s: %w", crdSource(src), err)
+func loadKServeChart(src helm.Source, m *kserveModel) (*chart.Chart, error) {
+	others := []string{helm.KServeCRDChart}
+	if m.LLMService.ValueBool() {
+		others = append(others, helm.KServeLLMISvcCRDChart, helm.KServeLLMISvcChart)
+	}
+	for _, name := range others {
+		if _, err := helm.LoadChart(siblingSource(src, name)); err != nil {
+			return nil, fmt.Errorf("KServe's chart %s: %w", siblingSource(src, name), err)
+		}
 	}
 	return helm.LoadChart(src)
 }
@@ -192,42 +212,24 @@ func prepareKServe(ctx context.Context, c *kube.Client, m *kserveModel) error {
 		return fmt.Errorf("KServe's CRD release %s: %w", rel.ID(), err)
 	}
 	c.ResetDiscovery() // the resources chart's ClusterStorageContainer needs the new CRD mapped
-	if m.CertManager.ValueBool() {
-		return nil
-	}
-	ns := m.Namespace.ValueString()
-	ref := kube.Ref{Namespace: ns, Name: helm.KServeWebhookSecret}
-	data := map[string][]byte{}
-	for _, k := range []string{"tls.crt", "tls.key", "ca.crt"} {
-		if v, found, err := c.SecretData(ctx, ref, k); err != nil {
-			return err
-		} else if found {
-			data[k] = v
-		}
-	}
-	host := helm.KServeWebhookService + "." + ns + ".svc"
-	if webhookcert.Check(data, host, time.Now().Add(certRenewal)) == "" {
-		return nil
-	}
-	b, err := webhookcert.Issue(webhookcert.DNSNames(helm.KServeWebhookService, ns), time.Now(), certValidity)
-	if err != nil {
+	if err := prepareLLMISvc(ctx, c, m); err != nil {
 		return err
 	}
-	return c.ApplySecret(ctx, ref, map[string]string{"app.kubernetes.io/managed-by": "terraform-provider-aiplatform"}, b.Data())
-}
-
-// finishKServe injects the webhook Secret's CA into KServe's webhooks.
-func finishKServe(ctx context.Context, c *kube.Client, m *kserveModel) error {
 	if m.CertManager.ValueBool() {
 		return nil
 	}
-	ns := m.Namespace.ValueString()
-	ca, found, err := c.SecretData(ctx, kube.Ref{Namespace: ns, Name: helm.KServeWebhookSecret}, "ca.crt")
-	if err != nil || !found {
-		return fmt.Errorf("the webhook certificate Secret %s/%s: found %v, %v", ns, helm.KServeWebhookSecret, found, err)
+	return ensureWebhookCert(ctx, c, m.Namespace.ValueString(), helm.KServeWebhookSecret, helm.KServeWebhookService)
+}
+
+// finishKServe injects the webhook Secret's CA into KServe's webhooks, then
+// installs, upgrades or removes the llmisvc controller's release.
+func finishKServe(ctx context.Context, c *kube.Client, m *kserveModel) error {
+	if !m.CertManager.ValueBool() {
+		if err := injectWebhookCA(ctx, c, m.Namespace.ValueString(), helm.KServeWebhookSecret, helm.KServeWebhookService); err != nil {
+			return err
+		}
 	}
-	_, err = c.InjectCABundle(ctx, ns, helm.KServeWebhookService, ca)
-	return err
+	return finishLLMISvc(ctx, c, m)
 }
 
 // kserveDrift is the CRD release's drift and, without cert-manager, the
@@ -248,30 +250,24 @@ func kserveDrift(ctx context.Context, c *kube.Client, m *kserveModel) ([]string,
 		}
 		lines = append(lines, rep.Lines...)
 	}
+	more, err := llmisvcDrift(ctx, c, m)
+	if err != nil {
+		return nil, err
+	}
+	lines = append(lines, more...)
 	if m.CertManager.ValueBool() {
 		return lines, nil
 	}
-	ns := m.Namespace.ValueString()
-	ca, found, err := c.SecretData(ctx, kube.Ref{Namespace: ns, Name: helm.KServeWebhookSecret}, "ca.crt")
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return append(lines, fmt.Sprintf("Secret/%s/%s: the webhook certificate is missing", ns, helm.KServeWebhookSecret)), nil
-	}
-	hooks, err := c.WebhooksWithoutCA(ctx, ns, helm.KServeWebhookService, ca)
-	if err != nil {
-		return nil, err
-	}
-	for _, h := range hooks {
-		lines = append(lines, fmt.Sprintf("webhook %s: caBundle is not the CA of Secret %s/%s", h, ns, helm.KServeWebhookSecret))
-	}
-	return lines, nil
+	more, err = webhookCADrift(ctx, c, m.Namespace.ValueString(), helm.KServeWebhookSecret, helm.KServeWebhookService)
+	return append(lines, more...), err
 }
 
 // cleanupKServe uninstalls the CRD release (its CRDs stay unless
 // remove_crds) and removes the issued webhook Secret.
 func cleanupKServe(ctx context.Context, c *kube.Client, m *kserveModel) error {
+	if err := removeLLMISvc(ctx, c, m); err != nil {
+		return err
+	}
 	rel := crdRelease(c, m)
 	if _, found, err := rel.Get(ctx); err != nil || !found {
 		return err

@@ -28,8 +28,9 @@ import (
 // KubeRay chart the real KubeRay operator.
 func TestMain(m *testing.M) {
 	// KServe's manager is built on request only (its cold build takes
-	// long): this package's aiplatform_kserve test needs it.
-	testenv.Main(m, testenv.Options{PodRunner: true, Adapters: []*podrunner.Adapter{podrunner.KServe}, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
+	// long): this package's aiplatform_kserve tests need it, and the
+	// LLMInferenceService controller built with it.
+	testenv.Main(m, testenv.Options{PodRunner: true, Adapters: []*podrunner.Adapter{podrunner.KServe, podrunner.LLMISvc}, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
 }
 
 // kueueChart is charts/kueue of sigs.k8s.io/kueue v0.17.0 in the module cache.

@@ -1,6 +1,7 @@
 # A preset for Llama 3.1 70B Instruct in bf16 (140 GB) that teams'
-# LLMInferenceServices name in spec.baseRefs. It builds on KServe's published
-# vLLM template (kserve-config-llm-template) and adds the model, tensor
+# LLMInferenceServices name in spec.baseRefs, beside KServe's published vLLM
+# template (kserve-config-llm-template; a preset cannot name base presets
+# itself: KServe's webhook refuses baseRefs in one). It sets the model, tensor
 # parallelism 4 with two data-parallel ranks per pod (8 GPUs), the pool, the
 # model cache and a KServe-managed route, gateway and endpoint picker.
 # The plan checks the fit over tensor × pipeline = 4 GPUs: 35 GB of weights +
@@ -12,7 +13,6 @@
 resource "aiplatform_llm_service_preset" "llama_70b" {
   name      = "llama-70b-h100"
   namespace = "default" # KServe's own namespace (kserve) publishes it to every namespace
-  base_refs = ["kserve-config-llm-template"]
 
   model = {
     uri  = "hf://meta-llama/Llama-3.1-70B-Instruct"

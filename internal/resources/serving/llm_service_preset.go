@@ -39,7 +39,6 @@ const (
 type presetModel struct {
 	object.NamespacedMeta
 	object.LiveChanges
-	BaseRefs            []types.String        `tfsdk:"base_refs"`
 	Model               *presetLLM            `tfsdk:"model"`
 	Sizing              *deployModelSpec      `tfsdk:"sizing"`
 	Parallelism         *presetParallelism    `tfsdk:"parallelism"`
@@ -148,7 +147,7 @@ func NewLLMServicePreset() resource.Resource {
 			"Typed: the model (`model`: URI and served name), the parallelism (tensor, pipeline, data, data-local, expert), the " +
 			"replicas, the vLLM pod through the shared pod-template attributes (`template`; its container `main` — the container KServe's " +
 			"published presets run vLLM in — gets tensor × data-local GPUs, the model cache mounted read-only and three probes), the router " +
-			"(a KServe-managed HTTPRoute, Gateway and endpoint picker, or references to existing ones), and other presets it builds on (`base_refs`).\n\n" +
+			"(a KServe-managed HTTPRoute, Gateway and endpoint picker, or references to existing ones). It names no base presets itself: KServe v0.20's webhook refuses `spec.baseRefs` in a preset (\"support for recursive refs has been disabled\"); services list this preset beside KServe's own in their `baseRefs`.\n\n" +
 			"When `sizing` is given the plan sizes the model with the same rules as `aiplatform_model_deployment` and " +
 			"`data.aiplatform_inference_sizing`, the weights and the KV cache sharded over tensor × pipeline GPUs: weights ÷ (tensor × pipeline) + " +
 			"the KV cache of one request at `context_length` ÷ (tensor × pipeline) + `overhead_bytes_per_gpu` must fit one GPU after `reserve_fraction`; " +
@@ -179,9 +178,6 @@ func presetAttributes() map[string]schema.Attribute {
 		"own and its other base presets'). The container `container` (default `main`) gets the GPUs, the probes and the model cache; its "+
 		"probes and `nvidia.com/gpu` must not be given here.", false)
 	return map[string]schema.Attribute{
-		"base_refs": schema.ListAttribute{ElementType: types.StringType, Optional: true,
-			MarkdownDescription: "Presets this one builds on, merged under it in order (e.g. KServe's `kserve-config-llm-template`).",
-			Validators:          []validator.List{listvalidator.ValueStringsAre(validators.DNSSubdomain()), listvalidator.UniqueValues()}},
 		"model": schema.SingleNestedAttribute{Optional: true, MarkdownDescription: "`spec.model`: what the services serve.",
 			Attributes: map[string]schema.Attribute{
 				"uri": schema.StringAttribute{Optional: true, MarkdownDescription: "Where the weights are: `hf://org/model`, `pvc://claim/path`, `s3://…`, `oci://…`.",

@@ -14,9 +14,8 @@ import (
 func TestPresetRoundTrip(t *testing.T) {
 	r := testRuntime()
 	m := &presetModel{
-		BaseRefs: []types.String{types.StringValue("kserve-config-llm-template")},
-		Model:    &presetLLM{URI: types.StringValue("hf://meta-llama/Llama-3.1-8B-Instruct"), Name: types.StringNull()},
-		Sizing:   r.Model,
+		Model:  &presetLLM{URI: types.StringValue("hf://meta-llama/Llama-3.1-8B-Instruct"), Name: types.StringNull()},
+		Sizing: r.Model,
 		Parallelism: &presetParallelism{Tensor: types.Int64Value(2), Pipeline: types.Int64Null(), Data: types.Int64Value(4),
 			DataLocal: types.Int64Value(2), Expert: types.BoolNull()},
 		Replicas: types.Int64Null(), Template: r.Template, Container: types.StringValue("kserve-container"),
@@ -40,7 +39,7 @@ func TestPresetRoundTrip(t *testing.T) {
 	got := *m
 	readPreset(live, &got)
 	if !reflect.DeepEqual(got.Router, m.Router) || !reflect.DeepEqual(got.Parallelism, m.Parallelism) || !reflect.DeepEqual(got.Model, m.Model) ||
-		!reflect.DeepEqual(got.Sizing, m.Sizing) || !reflect.DeepEqual(got.BaseRefs, m.BaseRefs) || !got.StartupFailureThreshold.Equal(m.StartupFailureThreshold) ||
+		!reflect.DeepEqual(got.Sizing, m.Sizing) || !got.StartupFailureThreshold.Equal(m.StartupFailureThreshold) ||
 		!reflect.DeepEqual(got.ModelCache, m.ModelCache) {
 		t.Errorf("read back\n%+v\nwant\n%+v", got, *m)
 	}

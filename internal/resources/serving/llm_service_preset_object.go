@@ -25,13 +25,6 @@ func presetFields(m *presetModel) map[string]any {
 		derivePreset(m) // a plan made before the cluster was known
 	}
 	spec := map[string]any{}
-	if len(m.BaseRefs) > 0 {
-		refs := make([]any, len(m.BaseRefs))
-		for i, r := range m.BaseRefs {
-			refs[i] = map[string]any{"name": r.ValueString()}
-		}
-		spec["baseRefs"] = refs
-	}
 	if md := m.Model; md != nil {
 		out := map[string]any{}
 		object.Put(out, "uri", md.URI.ValueString())
@@ -108,10 +101,6 @@ func readPreset(live map[string]any, m *presetModel) {
 	r.sizingDefaults()
 	m.Sizing, m.GPUMemory, m.ReserveFraction, m.OverheadBytesPerGPU, m.LoadBytesPerSecond = r.Model, r.GPUMemory, r.ReserveFraction, r.OverheadBytesPerGPU, r.LoadBytesPerSecond
 	spec := object.Fields(live, "spec")
-	m.BaseRefs = nil
-	for _, ref := range object.Items(spec, "baseRefs") {
-		m.BaseRefs = append(m.BaseRefs, object.String(ref["name"], types.StringNull()))
-	}
 	m.Model = nil
 	if md := object.Fields(spec, "model"); md != nil {
 		m.Model = &presetLLM{URI: object.String(md["uri"], types.StringNull()), Name: object.String(md["name"], types.StringNull())}

@@ -28,7 +28,6 @@ func presetConfig(env *testenv.Env, name string, edits ...string) string {
 resource "aiplatform_llm_service_preset" "p" {
   name      = %q
   namespace = "default"
-  base_refs = ["kserve-config-llm-template"]
   model = {
     uri         = "hf://meta-llama/Llama-3.1-70B-Instruct"
     name        = "llama-70b"
@@ -105,7 +104,7 @@ func TestAccLLMServicePreset(t *testing.T) {
 					p.Equal(env, "hf://meta-llama/Llama-3.1-70B-Instruct", "spec", "model", "uri"),
 					p.Equal(env, int64(4), "spec", "parallelism", "tensor"),
 					p.Equal(env, int64(2), "spec", "parallelism", "dataLocal"),
-					p.Equal(env, "kserve-config-llm-template", "spec", "baseRefs", "0", "name"),
+					p.Equal(env, nil, "spec", "baseRefs"),
 					p.Equal(env, int64(2), "spec", "router", "scheduler", "replicas"),
 					p.Equal(env, map[string]any{}, "spec", "router", "route"),
 					p.Equal(env, map[string]any{}, "spec", "router", "gateway"),
@@ -219,7 +218,6 @@ func TestAccLLMServicePresetValidation(t *testing.T) {
 resource "aiplatform_llm_service_preset" "p" {
   name        = "bad"
   namespace   = "default"
-  base_refs   = ["kserve-config-llm-template"]
   model_cache = { claim_name = "llama-70b-cache", sub_path = "main", mount_path = "/mnt/models" }
 }
 `, PlanOnly: true, ExpectError: acctest.ErrorMatching("model_cache", "sets the vLLM container of template, which this preset does not have")},

@@ -229,7 +229,7 @@ func TestAccServingRuntimeCluster(t *testing.T) {
 			{
 				// ... and the apply, not forced, is refused naming each field
 				// it would take back.
-				Config: cfg,
+				Config:      cfg,
 				ExpectError: acctest.ErrorMatching(`conflict with "kubectl-edit"`, `image: vllm/vllm-openai:latest → vllm/vllm-openai:v0.9.0`, `livenessProbe: (absent) →`),
 			},
 			{

@@ -154,6 +154,8 @@ var drifts = map[string]drift{
   replicas  = 2
   size      = 2
   worker    = { image = "vllm/vllm-openai:v0.9.0", gpus = 8, node_selector = { "nvidia.com/gpu.product" = "NVIDIA-H100-80GB-HBM3" } }
+  # No LWS controller runs in this package's cluster: the groups never turn Ready.
+  wait_for_ready = false
 }`,
 		address: "aiplatform_lws_group.x",
 		object:  acctest.Object{GVR: schema.GroupVersionResource{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets"}, Namespace: "default", Name: "oob-lws"},

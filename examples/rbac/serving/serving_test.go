@@ -13,13 +13,14 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
-// Two 8 x H100 nodes (the LeaderWorkerSet example's 2 pods x 8 GPUs,
-// serving-70b's 4 replicas x 2) and four 4 x L40S nodes (the Ray examples).
+// Two 8 x H100 nodes with an H100 machine's CPUs and memory, so that the
+// LeaderWorkerSet examples' pods schedule and the apply's readiness wait
+// ends (the example's 2 pods x 8 GPUs, serving-70b's 4 replicas x 2) and four 4 x L40S nodes (the Ray examples).
 func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Options{APIServerArgs: acctest.AuditArgs(),
 		Controllers: []testenv.Controller{testenv.KubeRay(), testenv.LWS(), testenv.Kueue("batch/job", "ray.io/raycluster")},
 		Nodes: []testenv.NodePool{
-			{Name: "h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559"},
+			{Name: "h100", Count: 2, GPUs: 8, Product: "NVIDIA-H100-80GB-HBM3", GPUMemory: "81559", CPU: "192", Memory: "2048Gi"},
 			{Name: "l40s", Count: 4, GPUs: 4, Product: "NVIDIA-L40S"},
 		},
 	})

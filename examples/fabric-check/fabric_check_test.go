@@ -8,13 +8,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,7 +74,7 @@ func TestAccFabricCheckGatesTheRuntime(t *testing.T) {
 	fixture := filepath.Join(root, "internal", "fabric", "testdata", "published", "ib_footer_nccl-tests119.log")
 	command, _ := json.Marshal([]string{"cat", fixture})
 
-	mpiOperatorPortFree(t)
+	acctest.AwaitMPIOperatorPort(t)
 	w := acctest.NewWorkspace(t, env, ".")
 	w.Env = append(w.Env,
 		"TF_VAR_mpi_operator_manifest_path="+filepath.Join(mod, "deploy", "v2beta1", "mpi-operator.yaml"),
@@ -112,7 +109,7 @@ func TestAccFabricCheckGatesTheRuntime(t *testing.T) {
 	if code, out := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan -detailed-exitcode after apply exited %d, want 0:\n%s", code, out)
 	}
-	fabric := outputs(t, w.Dir())["fabric"].(map[string]any)
+	fabric := w.Outputs()["fabric"].(map[string]any)
 	if fabric["verdict"] != "good" || fabric["busbw_gbps"] != 96.69 || fabric["peak_gbps"] != float64(100) {
 		t.Errorf("fabric output %v: want verdict good, busbw 96.69 of a 100 GB/s peak", fabric)
 	}
@@ -125,46 +122,6 @@ func TestAccFabricCheckGatesTheRuntime(t *testing.T) {
 	if list, err := env.Dynamic.Resource(mpiJobs).Namespace("default").List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
 		t.Errorf("MPIJobs left after the check: %v (err %v)", list, err)
 	}
-}
-
-// mpiOperatorPortFree waits until no process listens on :8080, the MPI
-// Operator's fixed health port: one operator per machine, and another test
-// package (internal/resources/training, installs) may be running one.
-func mpiOperatorPortFree(t *testing.T) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(2 * time.Second) {
-		l, err := net.Listen("tcp", "127.0.0.1:8080") // taken too when another process listens on :8080
-		if err == nil {
-			_ = l.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("port 8080 is still taken after 10m (%v): the MPI Operator the example installs could not run", err)
-		}
-	}
-}
-
-// outputs reads the root module's outputs from the workspace's state file
-// (`terraform output` takes no -var, which the workspace passes).
-func outputs(t *testing.T, dir string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state struct {
-		Outputs map[string]struct {
-			Value any `json:"value"`
-		} `json:"outputs"`
-	}
-	if err := json.Unmarshal(b, &state); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]any{}
-	for k, v := range state.Outputs {
-		out[k] = v.Value
-	}
-	return out
 }
 
 // warnings are the titles of the warnings terraform printed, but the one

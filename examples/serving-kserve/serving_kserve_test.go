@@ -7,8 +7,6 @@ package servingkserve_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,7 +53,7 @@ func TestAccServingKServeExample(t *testing.T) {
 	if code, out := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan -detailed-exitcode after apply exited %d, want 0:\n%s", code, out)
 	}
-	outs := outputs(t, w.Dir())
+	outs := w.Outputs()
 	rt, _ := outs["runtime"].(map[string]any)
 	preset, _ := outs["preset"].(map[string]any)
 	if rt["kind"] != "ClusterServingRuntime" || rt["max_concurrency_per_replica"] != float64(13) ||
@@ -78,54 +76,20 @@ func TestAccServingKServeExample(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	for {
-		d, err := env.Client.AppsV1().Deployments("default").Get(wctx, "chat-predictor", metav1.GetOptions{})
-		if err == nil {
-			c := d.Spec.Template.Spec.Containers[0]
-			if q := c.Resources.Limits["nvidia.com/gpu"]; c.Image != "vllm/vllm-openai:v0.9.0" || q.Value() != 1 ||
-				!strings.Contains(strings.Join(c.Args, " "), "--served-model-name chat") || c.StartupProbe == nil || c.StartupProbe.FailureThreshold != 15 {
-				t.Fatalf("predictor container %s %q GPUs %s startup %+v: not the example's runtime", c.Image, c.Args, q.String(), c.StartupProbe)
-			}
-			if got := d.Spec.Template.Spec.NodeSelector["nvidia.com/gpu.product"]; got != "NVIDIA-H100-80GB-HBM3" {
-				t.Fatalf("node selector %v, want the pool's", d.Spec.Template.Spec.NodeSelector)
-			}
-			break
-		}
-		if !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-		select {
-		case <-wctx.Done():
-			t.Fatal("KServe made no Deployment chat-predictor")
-		case <-time.After(500 * time.Millisecond):
-		}
+	d, err := acctest.AwaitDeployment(env, "default", "chat-predictor", acctest.Object{GVR: isvcGVR, Namespace: "default", Name: "chat"}, 5*time.Minute)
+	if err != nil {
+		t.Fatalf("KServe made no predictor: %v", err)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if q := c.Resources.Limits["nvidia.com/gpu"]; c.Image != "vllm/vllm-openai:v0.9.0" || q.Value() != 1 ||
+		!strings.Contains(strings.Join(c.Args, " "), "--served-model-name chat") || c.StartupProbe == nil || c.StartupProbe.FailureThreshold != 15 {
+		t.Fatalf("predictor container %s %q GPUs %s startup %+v: not the example's runtime", c.Image, c.Args, q.String(), c.StartupProbe)
+	}
+	if got := d.Spec.Template.Spec.NodeSelector["nvidia.com/gpu.product"]; got != "NVIDIA-H100-80GB-HBM3" {
+		t.Fatalf("node selector %v, want the pool's", d.Spec.Template.Spec.NodeSelector)
 	}
 	// Serving traffic is not drift.
 	if code, out := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan -detailed-exitcode with the InferenceService running exited %d, want 0:\n%s", code, out)
 	}
-}
-
-// outputs reads the root module's outputs from the workspace's state file.
-func outputs(t *testing.T, dir string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state struct {
-		Outputs map[string]struct {
-			Value any `json:"value"`
-		} `json:"outputs"`
-	}
-	if err := json.Unmarshal(b, &state); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]any{}
-	for k, v := range state.Outputs {
-		out[k] = v.Value
-	}
-	return out
 }

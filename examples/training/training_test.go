@@ -78,7 +78,7 @@ func TestAccTrainingExample(t *testing.T) {
 	}
 	clusterQueuesActive(t, env)
 
-	outs := outputs(t, w.Dir())
+	outs := w.Outputs()
 	runtime, _ := outs["runtime"].(map[string]any)
 	name, _ := runtime["name"].(string)
 	claim, _ := outs["checkpoint_claim"].(string)

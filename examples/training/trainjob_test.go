@@ -310,26 +310,3 @@ func conditionTrue(obj map[string]any, condition string) bool {
 	}
 	return false
 }
-
-// outputs reads the root module's outputs from the workspace's state file
-// (`terraform output` takes no -var, which the workspace passes).
-func outputs(t *testing.T, dir string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var state struct {
-		Outputs map[string]struct {
-			Value any `json:"value"`
-		} `json:"outputs"`
-	}
-	if err := json.Unmarshal(b, &state); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]any{}
-	for k, v := range state.Outputs {
-		out[k] = v.Value
-	}
-	return out
-}

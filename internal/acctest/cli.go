@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -158,4 +159,27 @@ func (w *Workspace) PlanExitCode() (int, string) {
 		w.t.Fatal(err)
 	}
 	return 0, out
+}
+
+// Outputs reads the root module's outputs from the workspace's state file
+// (`terraform output` takes no -var, which Run passes), by name.
+func (w *Workspace) Outputs() map[string]any {
+	w.t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var state struct {
+		Outputs map[string]struct {
+			Value any `json:"value"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal(b, &state); err != nil {
+		w.t.Fatal(err)
+	}
+	out := map[string]any{}
+	for k, v := range state.Outputs {
+		out[k] = v.Value
+	}
+	return out
 }

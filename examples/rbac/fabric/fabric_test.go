@@ -8,11 +8,9 @@ package fabric_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
@@ -47,24 +45,8 @@ func TestAccFabricCheckWithLeastPrivilege(t *testing.T) {
 	}
 	fixture := filepath.Join(root, "internal", "fabric", "testdata", "published", "ib_footer_nccl-tests119.log")
 	command, _ := json.Marshal([]string{"cat", fixture})
-	awaitMPIHealthPort(t)
+	acctest.AwaitMPIOperatorPort(t)
 	acctest.ApplyPlanDestroy(t, env, filepath.Join(root, "examples", "fabric-check"), acctest.LeastPrivilegeKubeconfig(t, env),
 		"TF_VAR_mpi_operator_manifest_path="+filepath.Join(mod, "deploy", "v2beta1", "mpi-operator.yaml"),
 		"TF_VAR_nccl_command="+string(command), "TF_VAR_nics_per_node=4", "TF_VAR_nic_gbps=200")
-}
-
-// awaitMPIHealthPort waits until no process listens on :8080, the MPI
-// Operator's fixed health port (one operator per machine).
-func awaitMPIHealthPort(t *testing.T) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(2 * time.Second) {
-		l, err := net.Listen("tcp", "127.0.0.1:8080")
-		if err == nil {
-			_ = l.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("port 8080 (the MPI Operator's health port) is still taken: %v", err)
-		}
-	}
 }

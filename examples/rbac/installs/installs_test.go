@@ -9,13 +9,11 @@ package installs_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
@@ -60,7 +58,7 @@ func TestAccInstallsWithLeastPrivilege(t *testing.T) {
 		}, nil},
 		{"aiplatform_kuberay_operator", func(t *testing.T) string {
 			return withChart(t, example(t, "aiplatform_kuberay_operator"), "aiplatform_kuberay_operator",
-				fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", kuberayChart(t)))
+				fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", acctest.KubeRayChart(t)))
 		}, nil},
 		{"aiplatform_lws_controller", func(t *testing.T) string {
 			// The module's chart says version 0.1.0, not the registry's 0.7.0.
@@ -69,7 +67,7 @@ func TestAccInstallsWithLeastPrivilege(t *testing.T) {
 				fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", moduleDir(t, "sigs.k8s.io/lws", "v0.7.0", "charts", "lws")))
 		}, nil},
 		{"aiplatform_mpi_operator", func(t *testing.T) string {
-			awaitMPIHealthPort(t)
+			acctest.AwaitMPIOperatorPort(t)
 			return withChart(t, example(t, "aiplatform_mpi_operator"), "aiplatform_mpi_operator",
 				fmt.Sprintf("  manifests = { path = %q }\n  remove_crds = true\n  timeout = \"3m\"",
 					moduleDir(t, "github.com/kubeflow/mpi-operator", "v0.8.0", "deploy", "v2beta1", "mpi-operator.yaml")))
@@ -124,57 +122,4 @@ func withChart(t *testing.T, tf, typ, lines string) string {
 		t.Fatalf("no %s block in the example", typ)
 	}
 	return tf[:loc[1]] + lines + "\n" + tf[loc[1]:]
-}
-
-// kuberayChart is the repository's stand-in KubeRay chart plus KubeRay's own
-// CRDs from the ray-operator module, assembled in a temporary directory.
-func kuberayChart(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "kuberay-operator")
-	copyDir(t, repoDir(t, "testdata", "charts", "kuberay-operator"), dir)
-	copyDir(t, moduleDir(t, "github.com/ray-project/kuberay/ray-operator", "v1.5.0", "config", "crd", "bases"), filepath.Join(dir, "crds"))
-	return dir
-}
-
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// awaitMPIHealthPort waits until :8080, the MPI Operator's fixed health
-// port, is free: another package's MPI Operator may hold it.
-func awaitMPIHealthPort(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Minute)
-	for free := 0; free < 3; {
-		l, err := net.Listen("tcp", ":8080")
-		if err == nil {
-			_ = l.Close()
-			free++
-		} else {
-			free = 0
-			if time.Now().After(deadline) {
-				t.Fatalf("port :8080 (the MPI Operator's health port) is still taken: %v", err)
-			}
-		}
-		if free < 3 {
-			time.Sleep(time.Second)
-		}
-	}
 }

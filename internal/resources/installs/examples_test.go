@@ -122,7 +122,7 @@ func TestAccInstallExamples(t *testing.T) {
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.Factories,
 			Steps: []resource.TestStep{
-				{PreConfig: func() { awaitMPIHealthPort(t) }, Config: cfg,
+				{PreConfig: func() { acctest.AwaitMPIOperatorPort(t) }, Config: cfg,
 					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"remove_crds", "timeout"}},
 			},

@@ -57,22 +57,6 @@ resource "aiplatform_jobset_controller" %q {
 `, name, jobSetChart(t), extra)
 }
 
-// eventually polls ok until it holds; the bound is for a broken cluster, not
-// a timing assertion.
-func eventually(t *testing.T, what string, timeout time.Duration, ok func() (bool, string)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		done, last := ok()
-		if done {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not after %s (last: %s)", what, timeout, last)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
 // createThroughWebhooks creates obj, retrying while the API server cannot
 // reach the webhooks yet (right after the install the Service's endpoint
 // may still be settling); a denial is returned at once.
@@ -80,7 +64,7 @@ func createThroughWebhooks(env *testenv.Env, gvr schema.GroupVersionResource, ob
 	ri := env.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
 	var out *unstructured.Unstructured
 	var lastErr error
-	err := eventually(nil, "create "+obj.GetName(), time.Minute, func() (bool, string) {
+	err := acctest.Eventually(time.Minute, "create "+obj.GetName(), func() (bool, string) {
 		out, lastErr = ri.Create(context.Background(), obj.DeepCopy(), metav1.CreateOptions{})
 		if lastErr != nil && strings.Contains(lastErr.Error(), "denied") {
 			return true, ""
@@ -130,13 +114,7 @@ func jobSetAdmitted(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 		if dns, _, _ := unstructured.NestedBool(created.Object, "spec", "network", "enableDNSHostnames"); !dns {
 			return fmt.Errorf("JobSet's mutating webhook did not default spec.network.enableDNSHostnames: %v", created.Object["spec"])
 		}
-		if err := eventually(t, "3 pods of JobSet gang", 2*time.Minute, func() (bool, string) {
-			pods, err := env.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=gang"})
-			if err != nil {
-				return false, err.Error()
-			}
-			return len(pods.Items) == 3, fmt.Sprintf("%d pods", len(pods.Items))
-		}); err != nil {
+		if _, err := (acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=gang"}).Await(env, 2*time.Minute, acctest.PodCount(3)); err != nil {
 			return err
 		}
 		_, err = createThroughWebhooks(env, jobSetsGVR, gangJobSet("bad", "nope"))

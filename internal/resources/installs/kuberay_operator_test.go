@@ -1,17 +1,13 @@
 package installs_test
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
 var (
@@ -19,54 +15,13 @@ var (
 	rayClusterCRD     = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "rayclusters.ray.io")
 )
 
-// kuberayChart assembles the stand-in KubeRay chart in a temporary
-// directory: this repository's testdata/charts/kuberay-operator (the
-// operator's Deployment, RBAC and Service) plus KubeRay's own CRDs, copied
-// from the ray-operator module (never committed to this repository).
-func kuberayChart(t *testing.T) string {
-	t.Helper()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := testenv.ModuleDir(context.Background(), "github.com/ray-project/kuberay/ray-operator", "v1.5.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "kuberay-operator")
-	copyDir(t, filepath.Join(root, "testdata", "charts", "kuberay-operator"), dir)
-	copyDir(t, filepath.Join(crds, "config", "crd", "bases"), filepath.Join(dir, "crds"))
-	return dir
-}
-
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Install (CRDs and operator, ready), drift of the operator's Deployment
 // put back by the next apply, import, an upgrade through values, and
 // uninstall removing the CRDs.
 func TestAccKubeRayOperator(t *testing.T) {
 	env := acctest.Env(t)
 	addr := "aiplatform_kuberay_operator.this"
-	chart := kuberayChart(t)
+	chart := acctest.KubeRayChart(t)
 	cfg := func(extra string) string {
 		return acctest.Provider(env) + fmt.Sprintf(`
 resource "aiplatform_kuberay_operator" "this" {
@@ -132,7 +87,7 @@ resource "aiplatform_kuberay_operator" "this" {
 func TestAccKubeRayOperatorExample(t *testing.T) {
 	env := acctest.Env(t)
 	cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_kuberay_operator/resource.tf"), "aiplatform_kuberay_operator",
-		fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", kuberayChart(t)))
+		fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", acctest.KubeRayChart(t)))
 	addr, id := importOf(t, "aiplatform_kuberay_operator")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,

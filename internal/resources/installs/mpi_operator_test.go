@@ -3,7 +3,6 @@ package installs_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -81,22 +80,15 @@ func mpiJobRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 		if _, err := env.Dynamic.Resource(mpiJobResource).Namespace("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating MPIJob pi through the installed CRD: %w", err)
 		}
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			pods, err := env.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "training.kubeflow.org/job-name=pi"})
+		oneLauncherTwoWorkers := acctest.PodsWant{What: "1 launcher and 2 worker pods", OK: func(pods []corev1.Pod) bool {
 			roles := map[string]int{}
-			if err == nil {
-				for _, p := range pods.Items {
-					roles[p.Labels["training.kubeflow.org/job-role"]]++
-				}
+			for _, p := range pods {
+				roles[p.Labels["training.kubeflow.org/job-role"]]++
 			}
-			if roles["launcher"] == 1 && roles["worker"] == 2 {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("MPIJob pi: pods by role %v (err %v), want 1 launcher and 2 workers", roles, err)
-			}
-			time.Sleep(500 * time.Millisecond)
+			return roles["launcher"] == 1 && roles["worker"] == 2
+		}}
+		if _, err := (acctest.Pods{Namespace: "default", Selector: "training.kubeflow.org/job-name=pi"}).Await(env, 2*time.Minute, oneLauncherTwoWorkers); err != nil {
+			return fmt.Errorf("MPIJob pi: %w", err)
 		}
 		cm, err := env.Client.CoreV1().ConfigMaps("default").Get(ctx, "pi-config", metav1.GetOptions{})
 		if err != nil {
@@ -109,36 +101,6 @@ func mpiJobRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 			return fmt.Errorf("MPIJob pi's SSH Secret: %w", err)
 		}
 		return nil
-	}
-}
-
-// awaitMPIHealthPort waits until no MPI Operator runs on this machine: the
-// operator serves /healthz on the fixed port :8080 of all interfaces, so
-// testenv's pod runner can run one per machine, and other test packages
-// (internal/resources/training) run theirs. This is a wait for a shared
-// resource, not an assertion.
-func awaitMPIHealthPort(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Minute)
-	free, logged := 0, false
-	for free < 3 { // free at three looks a second apart: not between two runs of another test
-		l, err := net.Listen("tcp", ":8080")
-		if err == nil {
-			_ = l.Close()
-			free++
-		} else {
-			free = 0
-			if time.Now().After(deadline) {
-				t.Fatalf("port :8080 (the MPI Operator's fixed health port) is still taken: %v", err)
-			}
-			if !logged {
-				t.Logf("waiting for port :8080, taken by another MPI Operator on this machine: %v", err)
-				logged = true
-			}
-		}
-		if free < 3 {
-			time.Sleep(time.Second)
-		}
 	}
 }
 
@@ -184,7 +146,7 @@ func TestAccMPIOperator(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
 			{
-				PreConfig: func() { awaitMPIHealthPort(t) },
+				PreConfig: func() { acctest.AwaitMPIOperatorPort(t) },
 				Config:    cfg,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(addr, "id", "mpi-operator"),
@@ -244,7 +206,7 @@ func TestAccMPIOperator(t *testing.T) {
 			},
 			{
 				// Out of band: the operator's Deployment deleted.
-				PreConfig: func() { mpiDeployment.Delete(t, env); awaitMPIHealthPort(t) },
+				PreConfig: func() { mpiDeployment.Delete(t, env); acctest.AwaitMPIOperatorPort(t) },
 				Config:    cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{

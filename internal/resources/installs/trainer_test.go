@@ -91,15 +91,18 @@ func trainJobAdmitted(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 			_ = env.Dynamic.Resource(trainJobsGVR).Namespace("default").Delete(ctx, "fit", metav1.DeleteOptions{PropagationPolicy: &bg})
 		}()
 		var last string
-		if err := eventually(t, "JobSet fit and its 2 pods", 3*time.Minute, func() (bool, string) {
+		if err := acctest.Eventually(3*time.Minute, "JobSet fit and its 2 pods", func() (bool, string) {
 			if _, err := env.Dynamic.Resource(jobSetsGVR).Namespace("default").Get(ctx, "fit", metav1.GetOptions{}); err != nil {
 				return false, err.Error()
 			}
-			pods, err := env.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=fit"})
-			if err != nil || len(pods.Items) != 2 {
-				return false, fmt.Sprintf("pods: %v", err)
+			pods, err := acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=fit"}.List(env)
+			if err != nil {
+				return false, err.Error()
 			}
-			for _, p := range pods.Items {
+			if len(pods) != 2 {
+				return false, acctest.DescribePods(pods)
+			}
+			for _, p := range pods {
 				last = fmt.Sprintf("pod %s: PET_NNODES=%q PET_MASTER_ADDR=%q PET_MASTER_PORT=%q PET_NODE_RANK=%q", p.Name,
 					podEnv(p, "node", "PET_NNODES"), podEnv(p, "node", "PET_MASTER_ADDR"), podEnv(p, "node", "PET_MASTER_PORT"), podEnv(p, "node", "PET_NODE_RANK"))
 				if podEnv(p, "node", "PET_NNODES") != "2" || podEnv(p, "node", "PET_MASTER_ADDR") != "fit-node-0-0.fit" ||

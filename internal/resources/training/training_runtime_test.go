@@ -77,40 +77,45 @@ func submitTrainJob(t *testing.T, env *testenv.Env, name, rt string, labels map[
 	return stop
 }
 
+// podsOf are the pods of a TrainJob (of its JobSet, named as the TrainJob).
+func podsOf(trainJob string) acctest.Pods {
+	return acctest.Pods{Namespace: ns, Selector: "jobset.sigs.k8s.io/jobset-name=" + trainJob}
+}
+
 func jobPods(t *testing.T, env *testenv.Env, trainJob string) []corev1.Pod {
 	t.Helper()
-	pods, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=" + trainJob})
+	pods, err := podsOf(trainJob).List(env)
 	if err != nil {
-		t.Fatalf("listing pods of %s: %v", trainJob, err)
+		t.Fatalf("TrainJob %s: %v", trainJob, err)
 	}
-	return pods.Items
+	return pods
+}
+
+// awaitRunning waits until exactly n of the TrainJob's pods are Running; a
+// failure shows the pods seen last and describe's account of the TrainJob.
+func awaitRunning(t *testing.T, env *testenv.Env, trainJob string, n int, bound time.Duration) {
+	t.Helper()
+	if _, err := podsOf(trainJob).Await(env, bound, acctest.RunningPods(n)); err != nil {
+		t.Fatalf("TrainJob %s: %v\n%s", trainJob, err, describe(t, env, trainJob)())
+	}
 }
 
 // waitUntil polls ok (an event the controllers produce) until it holds; the
 // bound only keeps a broken controller from hanging the test.
 func waitUntil(t *testing.T, bound time.Duration, what string, ok func() bool, explain ...func() string) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !ok() {
-		if time.Now().After(deadline) {
-			why := ""
-			for _, e := range explain {
-				why += "\n" + e()
-			}
-			t.Fatalf("%s: not reached within %s%s", what, bound, why)
+	if err := acctest.Eventually(bound, what, func() (bool, string) {
+		if ok() {
+			return true, ""
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-func running(pods []corev1.Pod) int {
-	n := 0
-	for _, p := range pods {
-		if p.Status.Phase == corev1.PodRunning {
-			n++
+		why := ""
+		for _, e := range explain {
+			why += "\n" + e()
 		}
+		return false, why
+	}); err != nil {
+		t.Fatal(err)
 	}
-	return n
 }
 
 func envOf(c corev1.Container) map[string]corev1.EnvVar {
@@ -178,9 +183,7 @@ func TestAccTrainingRuntimeTorch(t *testing.T) {
 					resource.TestCheckResourceAttr(addr, "id", "rt-torch"),
 					func(*terraform.State) error {
 						stop := submitTrainJob(t, env, "tj-torch", "rt-torch", nil, nil)
-						waitUntil(t, 3*time.Minute, "2 Running pods of TrainJob tj-torch", func() bool {
-							return running(jobPods(t, env, "tj-torch")) == 2
-						}, describe(t, env, "tj-torch"))
+						awaitRunning(t, env, "tj-torch", 2, 3*time.Minute)
 						t.Logf("terraform apply of the runtime to the TrainJob's 2 pods Running: %s", time.Since(applied).Round(100*time.Millisecond))
 						err := checkTorchPods(t, env)
 						stop()
@@ -381,7 +384,7 @@ func TestAccTrainingRuntimeKueueGang(t *testing.T) {
 					if suspended(t, env, "tj-fits") {
 						return fmt.Errorf("tj-fits is admitted but still suspended")
 					}
-					waitUntil(t, 2*time.Minute, "tj-fits' 2 pods Running", func() bool { return running(jobPods(t, env, "tj-fits")) == 2 })
+					awaitRunning(t, env, "tj-fits", 2, 2*time.Minute)
 					if !suspended(t, env, "tj-too-big") || len(jobPods(t, env, "tj-too-big")) != 0 {
 						return fmt.Errorf("tj-too-big started beside tj-fits")
 					}
@@ -484,9 +487,7 @@ func TestAccTrainingRuntimeMPI(t *testing.T) {
 					func(*terraform.State) error {
 						stop := submitTrainJob(t, env, "tj-mpi", "rt-mpi", nil, nil)
 						defer stop()
-						waitUntil(t, 3*time.Minute, "tj-mpi's node and launcher pods Running", func() bool {
-							return running(jobPods(t, env, "tj-mpi")) == 2
-						}, describe(t, env, "tj-mpi"))
+						awaitRunning(t, env, "tj-mpi", 2, 3*time.Minute) // its node and launcher pods
 						var launcher *corev1.Pod
 						for _, p := range jobPods(t, env, "tj-mpi") {
 							if p.Labels["jobset.sigs.k8s.io/replicatedjob-name"] == "launcher" {

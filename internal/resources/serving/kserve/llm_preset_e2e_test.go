@@ -158,26 +158,16 @@ func llmServiceRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 		})
 		// The controller reconciles the service into a Deployment; the wait
 		// is for that, not a bound on how fast it happens.
+		dep, err := acctest.AwaitDeployment(env, "default", "llama-kserve", acctest.Object{GVR: llmisvcGVR, Namespace: "default", Name: "llama"}, 5*time.Minute)
+		if err != nil {
+			return err
+		}
+		if err := workloadHas(dep); err != nil {
+			return err
+		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
-		for {
-			dep, err := env.Client.AppsV1().Deployments("default").Get(ctx, "llama-kserve", metav1.GetOptions{})
-			if err == nil {
-				if err := workloadHas(dep); err != nil {
-					return err
-				}
-				return appliedPreset(ctx, env)
-			}
-			if !apierrors.IsNotFound(err) {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				obj, _ := env.Dynamic.Resource(llmisvcGVR).Namespace("default").Get(context.Background(), "llama", metav1.GetOptions{})
-				return fmt.Errorf("no Deployment llama-kserve; the LLMInferenceService's status: %v", obj.Object["status"])
-			case <-time.After(500 * time.Millisecond):
-			}
-		}
+		return appliedPreset(ctx, env)
 	}
 }
 

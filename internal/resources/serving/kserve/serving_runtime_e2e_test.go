@@ -101,22 +101,10 @@ func inferenceServiceRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc
 		})
 		// KServe reconciles the InferenceService into a Deployment; the
 		// wait is for that, not a bound on how fast it happens.
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		defer cancel()
-		for {
-			dep, err := env.Client.AppsV1().Deployments("default").Get(ctx, "llama-predictor", metav1.GetOptions{})
-			if err == nil {
-				return predictorHas(dep.Spec.Template.Spec.NodeSelector[poolLabel], dep.Spec.Template.Spec.Containers, dep.Spec.Template.Spec.Volumes, dep.Spec.Template.Spec.Tolerations)
-			}
-			if !apierrors.IsNotFound(err) {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				obj, _ := env.Dynamic.Resource(isvcGVR).Namespace("default").Get(context.Background(), "llama", metav1.GetOptions{})
-				return fmt.Errorf("no Deployment llama-predictor; the InferenceService's status: %v", obj.Object["status"])
-			case <-time.After(500 * time.Millisecond):
-			}
+		dep, err := acctest.AwaitDeployment(env, "default", "llama-predictor", acctest.Object{GVR: isvcGVR, Namespace: "default", Name: "llama"}, 5*time.Minute)
+		if err != nil {
+			return err
 		}
+		return predictorHas(dep.Spec.Template.Spec.NodeSelector[poolLabel], dep.Spec.Template.Spec.Containers, dep.Spec.Template.Spec.Volumes, dep.Spec.Template.Spec.Tolerations)
 	}
 }

@@ -47,7 +47,7 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_ray_service":      "applied by internal/resources/serving (TestAccRayServiceExample), whose cluster runs the KubeRay operator",
 	"aiplatform_inference_pool":   "applied by internal/resources/serving (TestAccInferencePoolExample), whose cluster has the InferencePool CRD and runs the endpoint picker",
 	"aiplatform_checkpoint_store": "applied by internal/resources/training (TestAccCheckpointStoreExample), which creates the example's namespace",
-	"aiplatform_nccl_check":       "planned by internal/resources/training (TestAccNCCLCheckExample): a check runs through the MPI Operator and cannot be imported (its result lives only in state)",
+	"aiplatform_nccl_check":       "planned by internal/resources/training (TestAccNCCLCheckExample) and applied by examples/rbac/fabric on a recorded fabric: a check runs through the MPI Operator and cannot be imported (its result lives only in state)",
 
 	// Training controllers.
 	"aiplatform_jobset_controller": "applied by internal/resources/installs (TestAccInstallExamples) with JobSet's chart from the module cache",
@@ -55,7 +55,7 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_training_runtime":  "applied by internal/resources/training (TestAccTrainingRuntimeExample), whose cluster runs Trainer, JobSet and Kueue (the namespaced runtime in a namespace of its own)",
 
 	// Serving.
-	"aiplatform_kserve": "installs from ghcr.io's OCI charts, unreachable offline; internal/resources/installs TestAccKServe installs the same charts from the module cache",
+	"aiplatform_kserve": "installs from ghcr.io's OCI charts, unreachable offline; internal/resources/installs TestAccKServe installs the same charts from the module cache, examples/rbac/kserve the example with them",
 
 	// MultiKueue: a manager and a worker cluster.
 	"aiplatform_multikueue_cluster": "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",

@@ -42,6 +42,7 @@ var onThisCluster = []string{
 	"data-sources/aiplatform_gpu_capacity",
 	"data-sources/aiplatform_inference_sizing",
 	"quickstart",
+	"getting-started",
 	"teams",
 	"model-cache",
 	"topology",

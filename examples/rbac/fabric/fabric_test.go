@@ -2,14 +2,18 @@
 // aggregated least-privilege role, on examples/fabric-check's cluster: the
 // example installs the MPI Operator (its pod run by the pod runner as the
 // real operator), the NCCL check's launcher prints a recorded nccl-tests log
-// (4 x HDR, busbw 96.69 GB/s), and the check gates a Trainer runtime.
+// (4 x HDR, busbw 96.69 GB/s), and the check gates a Trainer runtime. Then
+// the aiplatform_nccl_check example with only its types' roles, on an MPI
+// Operator the platform team installed.
 package fabric_test
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
@@ -45,8 +49,41 @@ func TestAccFabricCheckWithLeastPrivilege(t *testing.T) {
 	}
 	fixture := filepath.Join(root, "internal", "fabric", "testdata", "published", "ib_footer_nccl-tests119.log")
 	command, _ := json.Marshal([]string{"cat", fixture})
-	acctest.AwaitMPIOperatorPort(t)
-	acctest.ApplyPlanDestroy(t, env, filepath.Join(root, "examples", "fabric-check"), acctest.LeastPrivilegeKubeconfig(t, env),
-		"TF_VAR_mpi_operator_manifest_path="+filepath.Join(mod, "deploy", "v2beta1", "mpi-operator.yaml"),
-		"TF_VAR_nccl_command="+string(command), "TF_VAR_nics_per_node=4", "TF_VAR_nic_gbps=200")
+	manifest := filepath.Join(mod, "deploy", "v2beta1", "mpi-operator.yaml")
+	aggregated := acctest.LeastPrivilegeKubeconfig(t, env)
+	t.Run("fabric-check", func(t *testing.T) {
+		acctest.AwaitMPIOperatorPort(t)
+		acctest.ApplyPlanDestroy(t, env, filepath.Join(root, "examples", "fabric-check"), aggregated,
+			"TF_VAR_mpi_operator_manifest_path="+manifest,
+			"TF_VAR_nccl_command="+string(command), "TF_VAR_nics_per_node=4", "TF_VAR_nic_gbps=200")
+	})
+	t.Run("resources/aiplatform_nccl_check", func(t *testing.T) {
+		// The platform team's MPI Operator (the cluster admin's identity,
+		// destroyed when the subtest ends).
+		acctest.AwaitMPIOperatorPort(t)
+		platform := acctest.NewWorkspace(t, env, acctest.FragmentWorkspace(t,
+			fmt.Sprintf("resource \"aiplatform_mpi_operator\" \"platform\" {\n  version   = \"v0.8.0\"\n  manifests = { path = %q }\n}\n", manifest)))
+		if _, err := platform.Run("apply", "-auto-approve"); err != nil {
+			t.Fatal(err)
+		}
+		// The example on this cluster's fabric: the recorded log's 4 x HDR
+		// (the example's 8 x 400 Gb/s would judge it bad, as it should), its
+		// launcher command printing that log, and no RDMA device requests
+		// (the nodes advertise none; the pods would never schedule).
+		ex := "resources/aiplatform_nccl_check"
+		tf := acctest.ExampleFragment(t, ex)
+		for _, r := range [][2]string{
+			{"  nics_per_node = 8 ", "  nics_per_node = 4 "},
+			{"  nic_gbps      = 400 ", "  nic_gbps      = 200 "},
+			{`  rdma_resources = { "rdma/ib" = 1 }` + "\n", ""},
+			{`  fail_on = "bad"`, "  command = " + string(command) + "\n  fail_on = \"bad\""},
+		} {
+			if !strings.Contains(tf, r[0]) {
+				t.Fatalf("examples/%s no longer has %q: update this test", ex, r[0])
+			}
+			tf = strings.Replace(tf, r[0], r[1], 1)
+		}
+		src := acctest.FragmentWorkspace(t, tf)
+		acctest.ApplyPlanDestroy(t, env, src, acctest.IdentityFor(t, env, ex, src))
+	})
 }

@@ -80,7 +80,23 @@ func start(name, bin string, args []string, logPath string, detach, header bool,
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
+	p.awaitExec()
 	return p, nil
+}
+
+// awaitExec returns once the child runs its binary, or has exited. cmd.Start
+// returns when the exec closed the child's close-on-exec descriptors, which
+// the kernel does before the new program's arguments are in
+// /proc/PID/cmdline: read in that instant, the cmdline is empty, and Alive —
+// which checks it to tell our process from a later one reusing the PID —
+// would call a process that just started dead (seen on a loaded machine).
+func (p *Proc) awaitExec() {
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID)); err != nil || len(cmdline) > 0 || p.Exited() {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Running is a Proc that counts as running until its done channel is closed,

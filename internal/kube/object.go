@@ -3,7 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
-	"strings"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube/ref"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,18 +51,8 @@ func (k Kind) APIVersion() string {
 	return schema.GroupVersion{Group: k.Group, Version: k.Version}.String()
 }
 
-// Ref names one object.
-type Ref struct {
-	Namespace string
-	Name      string
-}
-
-func (r Ref) String() string {
-	if r.Namespace == "" {
-		return r.Name
-	}
-	return r.Namespace + "/" + r.Name
-}
+// Ref names one object (package ref, which has no dependencies).
+type Ref = ref.Ref
 
 func (c *Client) resource(k Kind, ref Ref) (dynamic.ResourceInterface, error) {
 	dyn, err := c.Dynamic()
@@ -280,19 +270,7 @@ func (c *Client) deleteAndWait(ctx context.Context, k Kind, ref Ref, policy meta
 }
 
 // ParseImportID parses "name" (cluster-scoped) or "namespace/name" (namespaced).
-func ParseImportID(id string, namespaced bool) (Ref, error) {
-	parts := strings.Split(id, "/")
-	switch {
-	case namespaced && len(parts) == 2 && parts[0] != "" && parts[1] != "":
-		return Ref{Namespace: parts[0], Name: parts[1]}, nil
-	case !namespaced && len(parts) == 1 && parts[0] != "":
-		return Ref{Name: parts[0]}, nil
-	case namespaced:
-		return Ref{}, fmt.Errorf("import ID %q: expected \"namespace/name\"", id)
-	default:
-		return Ref{}, fmt.Errorf("import ID %q: expected the object's name (this kind is cluster-scoped, no namespace)", id)
-	}
-}
+func ParseImportID(id string, namespaced bool) (Ref, error) { return ref.Parse(id, namespaced) }
 
 // isObjectNotFound tells a missing object apart from a missing resource type: the
 // server answers both with 404, but only the first comes with a Status naming

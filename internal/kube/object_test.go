@@ -38,24 +38,6 @@ func TestParseImportID(t *testing.T) {
 	}
 }
 
-func FuzzParseImportID(f *testing.F) {
-	for _, s := range []string{"a", "a/b", "/", "a//b", ""} {
-		f.Add(s, true)
-		f.Add(s, false)
-	}
-	f.Fuzz(func(t *testing.T, id string, namespaced bool) {
-		ref, err := ParseImportID(id, namespaced)
-		if err != nil {
-			return
-		}
-		if ref.String() != id {
-			t.Fatalf("round trip: %q → %+v → %q", id, ref, ref.String())
-		}
-		if namespaced != (ref.Namespace != "") || ref.Name == "" {
-			t.Fatalf("%q (namespaced=%v) parsed as %+v", id, namespaced, ref)
-		}
-	})
-}
 
 var gr = schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "clusterqueues"}
 

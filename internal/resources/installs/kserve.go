@@ -198,7 +198,7 @@ func prepareKServe(ctx context.Context, c *kube.Client, m *kserveModel) error {
 		return err
 	}
 	rel := crdRelease(c, m)
-	opts := helm.Options{Chart: ch, Timeout: 5 * time.Minute}
+	opts := helm.Options{Chart: ch, Timeout: helmTimeout(ctx)}
 	_, found, err := rel.Get(ctx)
 	switch {
 	case err != nil:
@@ -272,7 +272,7 @@ func cleanupKServe(ctx context.Context, c *kube.Client, m *kserveModel) error {
 	if _, found, err := rel.Get(ctx); err != nil || !found {
 		return err
 	}
-	if err := rel.Uninstall(ctx, m.RemoveCRDs.ValueBool(), 5*time.Minute); err != nil {
+	if err := rel.Uninstall(ctx, m.RemoveCRDs.ValueBool(), helmTimeout(ctx)); err != nil {
 		return err
 	}
 	if m.CertManager.ValueBool() {

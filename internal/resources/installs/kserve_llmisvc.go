@@ -31,15 +31,6 @@ func llmisvcRelease(c *kube.Client, m *kserveModel, chart string) *helm.Release 
 	return &helm.Release{Client: c, Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString() + suffix}
 }
 
-// llmisvcTimeout is m's timeout for the llmisvc releases.
-func llmisvcTimeout(m *kserveModel) time.Duration {
-	d, err := helm.ParseDuration(m.Timeout.ValueString(), defaultTimeout)
-	if err != nil {
-		return defaultTimeout
-	}
-	return d
-}
-
 // applyRelease installs or upgrades rel with opts.
 func applyRelease(ctx context.Context, rel *helm.Release, opts helm.Options) error {
 	_, found, err := rel.Get(ctx)
@@ -68,7 +59,7 @@ func prepareLLMISvc(ctx context.Context, c *kube.Client, m *kserveModel) error {
 	if err != nil {
 		return err
 	}
-	if err := applyRelease(ctx, llmisvcRelease(c, m, helm.KServeLLMISvcCRDChart), helm.Options{Chart: ch, Timeout: llmisvcTimeout(m)}); err != nil {
+	if err := applyRelease(ctx, llmisvcRelease(c, m, helm.KServeLLMISvcCRDChart), helm.Options{Chart: ch, Timeout: helmTimeout(ctx)}); err != nil {
 		return fmt.Errorf("KServe's LLMInferenceService CRDs: %w", err)
 	}
 	c.ResetDiscovery()
@@ -96,7 +87,7 @@ func finishLLMISvc(ctx context.Context, c *kube.Client, m *kserveModel) error {
 	if err != nil {
 		return err
 	}
-	opts := helm.Options{Chart: ch, Values: vals, Timeout: llmisvcTimeout(m), Omit: kc.Omit()}
+	opts := helm.Options{Chart: ch, Values: vals, Timeout: helmTimeout(ctx), Omit: kc.Omit()}
 	if err := applyRelease(ctx, llmisvcRelease(c, m, helm.KServeLLMISvcChart), opts); err != nil {
 		return fmt.Errorf("KServe's LLMInferenceService controller: %w", err)
 	}
@@ -116,7 +107,7 @@ func removeLLMISvc(ctx context.Context, c *kube.Client, m *kserveModel) error {
 			return err
 		}
 		if found {
-			if err := rel.Uninstall(ctx, m.RemoveCRDs.ValueBool(), llmisvcTimeout(m)); err != nil {
+			if err := rel.Uninstall(ctx, m.RemoveCRDs.ValueBool(), helmTimeout(ctx)); err != nil {
 				return err
 			}
 		}

@@ -120,3 +120,73 @@ func TestAccLWSControllerExample(t *testing.T) {
 		CheckDestroy: lwsDeployment.Gone(env),
 	})
 }
+
+// An install that runs out of timeouts.create fails naming that timeout and
+// how to raise it, and leaves nothing behind (the failed release is
+// uninstalled, as Helm's --atomic does); the deprecated timeout still
+// applies where the block does not set an operation, and the block wins
+// over it where it does.
+func TestAccInstallTimeouts(t *testing.T) {
+	env := acctest.Env(t)
+	addr := "aiplatform_lws_controller.this"
+	release := object("", "v1", "secrets", "lws-system", "sh.helm.release.v1.lws.v1")
+	cfg := func(timeouts string) string {
+		return acctest.Provider(env) + fmt.Sprintf(`
+resource "aiplatform_lws_controller" "this" {
+  chart       = { path = %q }
+  version     = "0.1.0"
+  remove_crds = true
+%s
+}
+`, lwsChart(t), timeouts)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				// 1 s cannot see the controller ready; the deprecated
+				// timeout's 3m does not rescue it.
+				Config: cfg(`  timeout = "3m"
+  timeouts {
+    create = "1s"
+  }`),
+				ExpectError: acctest.ErrorMatching("Installing LeaderWorkerSet failed", "not done within 1s",
+					`timeouts { create = "…" }`, "the failed release was removed"),
+			},
+			{
+				PreConfig: func() {
+					if err := resource.ComposeAggregateTestCheckFunc(release.Gone(env), lwsDeployment.Gone(env))(nil); err != nil {
+						t.Fatalf("the failed install left something behind: %v", err)
+					}
+				},
+				// timeouts sets only delete: create waits as long as the
+				// deprecated timeout says.
+				Config: cfg(`  timeout = "3m"
+  timeouts {
+    delete = "2m"
+  }`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "status", "deployed"),
+					resource.TestCheckResourceAttr(addr, "timeouts.delete", "2m"),
+					lwsDeployment.Equal(env, 1, "status", "readyReplicas"),
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// Changing only timeouts is an in-place update that
+				// touches no object.
+				Config: cfg(`  timeout = "3m"
+  timeouts {
+    delete = "3m"
+    update = "3m"
+  }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.TestCheckResourceAttr(addr, "timeouts.update", "3m"),
+			},
+		},
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(lwsDeployment.Gone(env), lwsCRD.Gone(env)),
+	})
+}

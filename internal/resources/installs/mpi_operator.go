@@ -3,6 +3,7 @@ package installs
 import (
 	"context"
 	"fmt"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"strings"
 	"sync"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/manifests"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -38,6 +40,7 @@ type mpiOperatorModel struct {
 	Timeout    types.String    `tfsdk:"timeout"`
 	RemoveCRDs types.Bool      `tfsdk:"remove_crds"`
 	Drift      types.List      `tfsdk:"drift"`
+	Timeouts   timeouts.Value  `tfsdk:"timeouts"`
 }
 
 type manifestsModel struct {
@@ -63,7 +66,7 @@ func (r *mpiOperatorResource) Metadata(_ context.Context, req resource.MetadataR
 	resp.TypeName = req.ProviderTypeName + "_mpi_operator"
 }
 
-func (r *mpiOperatorResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *mpiOperatorResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "The Kubeflow MPI Operator (`MPIJob`, `kubeflow.org/v2beta1`), installed from its release's manifest file " +
 			"`deploy/v2beta1/mpi-operator.yaml` — the Namespace, the CRD `mpijobs.kubeflow.org`, RBAC and the operator's Deployment; " +
@@ -104,9 +107,7 @@ func (r *mpiOperatorResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"image": schema.StringAttribute{Optional: true, Computed: true,
 				MarkdownDescription: "Image of the operator's container, e.g. a mirror of `mpioperator/mpi-operator:0.8.0`. Default: the file's image.",
 				Validators:          []validator.String{nonEmpty{}}},
-			"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultTimeout.String()),
-				MarkdownDescription: "Longest an install, upgrade or uninstall may take, including the wait until every object is ready (Go duration). Default `\"10m0s\"`.",
-				Validators:          []validator.String{validators.Duration(0, 0)}},
+			"timeout": object.LegacyTimeout(defaultTimeout.String(), "an install, upgrade or uninstall, including the wait until every object is ready,"),
 			"remove_crds": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Delete the CRD `mpijobs.kubeflow.org` — and with it every MPIJob — on destroy. Default `false`: the CRD stays."},
 			"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
@@ -114,6 +115,8 @@ func (r *mpiOperatorResource) Schema(_ context.Context, _ resource.SchemaRequest
 					"`Kind/namespace/name: field live → applied` (or `: deleted from the cluster`), computed at every refresh by a dry-run " +
 					"server-side apply of each object. Any drift plans an update that applies the objects again; the plan shows it as `drift` becoming `[]`."},
 		},
+		Blocks: map[string]schema.Block{
+			"timeouts": object.TimeoutsBlock(ctx, "MPI Operator", defaultTimeout, defaultTimeout)},
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/manifests"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 )
@@ -36,12 +35,12 @@ func (r *mpiOperatorResource) notConnected(diags *diag.Diagnostics, reading bool
 	return false
 }
 
-func mpiTimeout(m *mpiOperatorModel) time.Duration {
-	d, err := helm.ParseDuration(m.Timeout.ValueString(), defaultTimeout)
-	if err != nil {
-		return defaultTimeout
-	}
-	return d
+// withTimeout bounds ctx by the time op may take under m's timeouts (the
+// deprecated timeout filling in).
+func (m *mpiOperatorModel) withTimeout(ctx context.Context, op string, diags *diag.Diagnostics) (context.Context, context.CancelFunc) {
+	d, ds := object.OperationTimeout(ctx, m.Timeouts, op, m.Timeout, defaultTimeout)
+	diags.Append(ds...)
+	return object.WithBudget(ctx, op, d)
 }
 
 // record renders m's manifest file into what an apply records.
@@ -88,8 +87,10 @@ func (r *mpiOperatorResource) Create(ctx context.Context, req resource.CreateReq
 		return
 	}
 	start := time.Now()
-	if err := s.Install(ctx, rec, mpiTimeout(&m)); err != nil {
-		resp.Diagnostics.AddError("Installing the MPI Operator failed", err.Error())
+	ctx, cancel := m.withTimeout(ctx, "create", &resp.Diagnostics)
+	defer cancel()
+	if err := s.Install(ctx, rec, helmTimeout(ctx)); err != nil {
+		failed(ctx, &resp.Diagnostics, "Installing the MPI Operator failed", err)
 		return
 	}
 	tflog.Info(ctx, fmt.Sprintf("MPI Operator %s installed in %s", rec.Summary(), time.Since(start).Round(100*time.Millisecond)))
@@ -105,7 +106,7 @@ func (r *mpiOperatorResource) Update(ctx context.Context, req resource.UpdateReq
 		return
 	}
 	if sameInstall(&m, &prior) && len(prior.Drift.Elements()) == 0 {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...) // timeout or remove_crds only
+		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...) // timeout(s) or remove_crds only
 		return
 	}
 	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, "")...); resp.Diagnostics.HasError() {
@@ -122,13 +123,15 @@ func (r *mpiOperatorResource) Update(ctx context.Context, req resource.UpdateReq
 		return
 	}
 	start := time.Now()
+	ctx, cancel := m.withTimeout(ctx, "update", &resp.Diagnostics)
+	defer cancel()
 	if found {
-		err = s.Upgrade(ctx, rec, *prev, mpiTimeout(&m))
+		err = s.Upgrade(ctx, rec, *prev, helmTimeout(ctx))
 	} else {
-		err = s.Install(ctx, rec, mpiTimeout(&m)) // the record went with the namespace
+		err = s.Install(ctx, rec, helmTimeout(ctx)) // the record went with the namespace
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Applying the MPI Operator failed", err.Error())
+		failed(ctx, &resp.Diagnostics, "Applying the MPI Operator failed", err)
 		return
 	}
 	tflog.Info(ctx, fmt.Sprintf("MPI Operator %s applied in %s", rec.Summary(), time.Since(start).Round(100*time.Millisecond)))
@@ -199,8 +202,10 @@ func (r *mpiOperatorResource) Delete(ctx context.Context, req resource.DeleteReq
 	if !found {
 		return
 	}
-	if err := s.Uninstall(ctx, rec, m.RemoveCRDs.ValueBool(), mpiTimeout(&m)); err != nil {
-		resp.Diagnostics.AddError("Uninstalling the MPI Operator failed", err.Error())
+	ctx, cancel := m.withTimeout(ctx, "delete", &resp.Diagnostics)
+	defer cancel()
+	if err := s.Uninstall(ctx, rec, m.RemoveCRDs.ValueBool(), helmTimeout(ctx)); err != nil {
+		failed(ctx, &resp.Diagnostics, "Uninstalling the MPI Operator failed", err)
 	}
 }
 

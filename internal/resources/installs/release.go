@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -24,6 +25,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
@@ -47,6 +49,10 @@ type releaseModel struct {
 	Drift      types.List   `tfsdk:"drift"`
 	Revision   types.Int64  `tfsdk:"revision"`
 	Status     types.String `tfsdk:"status"`
+	// Timeouts bounds each whole operation (every release of an install
+	// and its readiness wait); the deprecated Timeout fills in what it
+	// leaves unset.
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
 }
 
 func (m *releaseModel) release() *releaseModel { return m }
@@ -119,7 +125,7 @@ func (r *releaseResource[T, P]) Metadata(_ context.Context, req resource.Metadat
 	resp.TypeName = req.ProviderTypeName + "_" + r.spec.TypeName
 }
 
-func (r *releaseResource[T, P]) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *releaseResource[T, P]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	s, ch := r.spec, r.spec.Chart
 	defaultChart := fmt.Sprintf("`{ repository = %q, name = %q }`", ch.Default.Repository, ch.Default.Name)
 	version := schema.StringAttribute{
@@ -155,9 +161,7 @@ func (r *releaseResource[T, P]) Schema(_ context.Context, _ resource.SchemaReque
 			}},
 		"values": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Further chart values as a YAML document, merged over the chart's defaults. The typed attributes win over it."},
-		"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(defaultTimeout.String()),
-			MarkdownDescription: "Longest an install, upgrade or uninstall may take, including the wait until every object is ready (Go duration). Default `\"10m0s\"`.",
-			Validators:          []validator.String{validators.Duration(0, 0)}},
+		"timeout": object.LegacyTimeout(defaultTimeout.String(), "an install, upgrade or uninstall, including the wait until every object is ready,"),
 		"remove_crds": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "Delete the chart's CRDs — and with them every object of those kinds — when the release is destroyed. Default `false`: the CRDs stay."},
 		"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
@@ -170,7 +174,8 @@ func (r *releaseResource[T, P]) Schema(_ context.Context, _ resource.SchemaReque
 	for k, v := range s.Attributes {
 		attrs[k] = v
 	}
-	resp.Schema = schema.Schema{MarkdownDescription: s.Description, Attributes: attrs}
+	resp.Schema = schema.Schema{MarkdownDescription: s.Description, Attributes: attrs, Blocks: map[string]schema.Block{
+		"timeouts": object.TimeoutsBlock(ctx, ch.Product+" release", defaultTimeout, defaultTimeout)}}
 }
 
 func (r *releaseResource[T, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -275,6 +280,13 @@ func (r *releaseResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		return
 	}
 	pb := P(&prior).release()
+	if len(pb.Drift.Elements()) == 0 && !req.Plan.Raw.Equal(req.State.Raw) && settingsOnly(req.Plan.Raw, req.State.Raw, req.Config.Raw) {
+		// Only how long operations wait, or what a destroy removes: the
+		// release stays as it is, and so does everything read from it.
+		keepSettings(P(&prior).release(), b)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &prior)...)
+		return
+	}
 	// The configuration changed (the framework then planned the computed
 	// attributes unknown), or the cluster drifted from the release.
 	if !req.Plan.Raw.Equal(req.State.Raw) || len(pb.Drift.Elements()) > 0 {
@@ -282,6 +294,37 @@ func (r *releaseResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		b.Revision, b.Status = types.Int64Unknown(), types.StringValue(release.StatusDeployed.String())
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
+}
+
+// settings are the attributes that change nothing in the cluster: how long
+// operations wait, and what a destroy removes.
+var settings = map[string]bool{"timeouts": true, "timeout": true, "remove_crds": true}
+
+// settingsOnly reports whether plan differs from state in settings alone.
+// An attribute the plan has unknown while the configuration leaves it
+// null is one the framework marked unknown because something changed (a
+// computed attribute: drift, revision, …), not a change of its own.
+func settingsOnly(plan, state, config tftypes.Value) bool {
+	var p, s, c map[string]tftypes.Value
+	if plan.As(&p) != nil || state.As(&s) != nil || config.As(&c) != nil {
+		return false
+	}
+	for name, pv := range p {
+		if settings[name] || pv.Equal(s[name]) {
+			continue
+		}
+		if cv, ok := c[name]; !pv.IsKnown() && ok && cv.IsNull() {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// keepSettings copies the settings of plan into prior, the model that is
+// planned (and recorded) when nothing else changes.
+func keepSettings(prior, plan *releaseModel) {
+	prior.Timeout, prior.Timeouts, prior.RemoveCRDs = plan.Timeout, plan.Timeouts, plan.RemoveCRDs
 }
 
 // checkConflicts runs the conflict rules (helm.CheckConflicts) for the
@@ -331,12 +374,35 @@ func (r *releaseResource[T, P]) values(m *T, ch *chart.Chart) (map[string]any, e
 	return helm.Values(cfg, ch.Values, raw)
 }
 
-func (r *releaseResource[T, P]) timeout(b *releaseModel) time.Duration {
-	d, err := helm.ParseDuration(b.Timeout.ValueString(), defaultTimeout)
-	if err != nil {
-		return defaultTimeout
+// withTimeout bounds ctx by the time operation op ("create", "update",
+// "delete") may take under b: timeouts, else the deprecated timeout. Helm's
+// own waits take theirs from it (object.Budget).
+func withTimeout(ctx context.Context, b *releaseModel, op string) (context.Context, context.CancelFunc, diag.Diagnostics) {
+	d, diags := object.OperationTimeout(ctx, b.Timeouts, op, b.Timeout, defaultTimeout)
+	ctx, cancel := object.WithBudget(ctx, op, d)
+	return ctx, cancel, diags
+}
+
+// helmTimeout is how long one Helm operation under ctx may wait: what is
+// left of the operation's budget.
+func helmTimeout(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left > 0 {
+			return left
+		}
+		return time.Second // the deadline is here: Helm fails at once, naming it
 	}
-	return d
+	return defaultTimeout
+}
+
+// failed is an apply's or destroy's error about the release: when the
+// operation ran out of its time, which timeout that was and how to raise it.
+func failed(ctx context.Context, diags *diag.Diagnostics, summary string, err error) {
+	msg := err.Error()
+	if object.OutOfTime(ctx, err) {
+		msg += fmt.Sprintf(" — not done within %s. %s", object.Budget(ctx, defaultTimeout), object.TimeoutHint(ctx))
+	}
+	diags.AddError(summary, msg)
 }
 
 func (r *releaseResource[T, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -345,6 +411,9 @@ func (r *releaseResource[T, P]) Create(ctx context.Context, req resource.CreateR
 	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
 		return
 	}
+	ctx, cancel, diags := withTimeout(ctx, P(&m).release(), "create")
+	defer cancel()
+	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(r.apply(ctx, &m, false)...)
 	if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
@@ -352,11 +421,20 @@ func (r *releaseResource[T, P]) Create(ctx context.Context, req resource.CreateR
 }
 
 func (r *releaseResource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var m T
+	var m, prior T
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
 	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
 		return
 	}
+	if len(P(&prior).release().Drift.Elements()) == 0 && settingsOnly(req.Plan.Raw, req.State.Raw, req.Config.Raw) {
+		keepSettings(P(&prior).release(), P(&m).release())
+		resp.Diagnostics.Append(resp.State.Set(ctx, &prior)...) // no Helm operation: nothing in the cluster changes
+		return
+	}
+	ctx, cancel, diags := withTimeout(ctx, P(&m).release(), "update")
+	defer cancel()
+	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(r.apply(ctx, &m, true)...)
 	if !resp.Diagnostics.HasError() {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
@@ -387,7 +465,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		diags.AddError(fmt.Sprintf("Invalid %s values", r.spec.Chart.Product), err.Error())
 		return diags
 	}
-	opts := helm.Options{Chart: ch, Values: vals, Timeout: r.timeout(b)}
+	opts := helm.Options{Chart: ch, Values: vals, Timeout: helmTimeout(ctx)}
 	if r.spec.Omit != nil {
 		opts.Omit = r.spec.Omit(m)
 	}
@@ -399,7 +477,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 	start := time.Now()
 	if r.spec.Prepare != nil && !(found && !update && existing.Info.Status == release.StatusDeployed) {
 		if err := r.spec.Prepare(ctx, r.client, m); err != nil {
-			diags.AddError(fmt.Sprintf("Preparing %s failed", r.spec.Chart.Product), err.Error())
+			failed(ctx, &diags, fmt.Sprintf("Preparing %s failed", r.spec.Chart.Product), err)
 			return diags
 		}
 	}
@@ -411,8 +489,10 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 				rel.ID(), helm.Summary(existing), rel.ID()))
 		return diags
 	case found:
+		opts.Timeout = helmTimeout(ctx) // Prepare took its share
 		out, err = rel.Upgrade(ctx, opts)
 	default:
+		opts.Timeout = helmTimeout(ctx)
 		out, err = rel.Install(ctx, opts)
 	}
 	if err != nil {
@@ -420,12 +500,12 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		if found {
 			verb = "Upgrading"
 		}
-		diags.AddError(fmt.Sprintf("%s %s failed", verb, r.spec.Chart.Product), err.Error())
+		failed(ctx, &diags, fmt.Sprintf("%s %s failed", verb, r.spec.Chart.Product), err)
 		return diags
 	}
 	if r.spec.Finish != nil {
 		if err := r.spec.Finish(ctx, r.client, m); err != nil {
-			diags.AddError(fmt.Sprintf("Finishing %s failed", r.spec.Chart.Product), err.Error())
+			failed(ctx, &diags, fmt.Sprintf("Finishing %s failed", r.spec.Chart.Product), err)
 			return diags
 		}
 	}
@@ -537,14 +617,17 @@ func (r *releaseResource[T, P]) Delete(ctx context.Context, req resource.DeleteR
 		return
 	}
 	b := P(&m).release()
+	ctx, cancel, diags := withTimeout(ctx, b, "delete")
+	defer cancel()
+	resp.Diagnostics.Append(diags...)
 	rel := r.withLogs(ctx, r.handle(&m))
-	if err := rel.Uninstall(ctx, b.RemoveCRDs.ValueBool(), r.timeout(b)); err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err.Error())
+	if err := rel.Uninstall(ctx, b.RemoveCRDs.ValueBool(), helmTimeout(ctx)); err != nil {
+		failed(ctx, &resp.Diagnostics, fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err)
 		return
 	}
 	if r.spec.Cleanup != nil {
 		if err := r.spec.Cleanup(ctx, r.client, &m); err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err.Error())
+			failed(ctx, &resp.Diagnostics, fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err)
 		}
 	}
 }

@@ -142,6 +142,10 @@ func (r *trainerResource) Create(ctx context.Context, req resource.CreateRequest
 	if resp.Diagnostics.Append(r.checkChart(&m)...); resp.Diagnostics.HasError() {
 		return
 	}
+	// One budget for the release and the runtimes after it.
+	ctx, cancel, diags := withTimeout(ctx, &m.releaseModel, "create")
+	defer cancel()
+	resp.Diagnostics.Append(diags...)
 	r.releaseResource.Create(ctx, req, resp)
 	if resp.Diagnostics.HasError() || !m.DefaultRuntimes.ValueBool() {
 		return
@@ -159,6 +163,9 @@ func (r *trainerResource) Update(ctx context.Context, req resource.UpdateRequest
 	if resp.Diagnostics.Append(r.checkChart(&m)...); resp.Diagnostics.HasError() {
 		return
 	}
+	ctx, cancel, diags := withTimeout(ctx, &m.releaseModel, "update")
+	defer cancel()
+	resp.Diagnostics.Append(diags...)
 	r.releaseResource.Update(ctx, req, resp)
 	switch {
 	case resp.Diagnostics.HasError():
@@ -173,8 +180,6 @@ func (r *trainerResource) Update(ctx context.Context, req resource.UpdateRequest
 func (r *trainerResource) runtimes(ctx context.Context, m *trainerModel, apply bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	rel := r.withLogs(ctx, r.handle(m))
-	ctx, cancel := context.WithTimeout(ctx, r.timeout(&m.releaseModel))
-	defer cancel()
 	objs, found, err := rel.TrainerRuntimes(ctx)
 	switch {
 	case err == nil && !found && apply:
@@ -251,6 +256,9 @@ func (r *trainerResource) Delete(ctx context.Context, req resource.DeleteRequest
 	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
 		return
 	}
+	ctx, cancel, diags := withTimeout(ctx, &m.releaseModel, "delete")
+	defer cancel()
+	resp.Diagnostics.Append(diags...)
 	if m.DefaultRuntimes.ValueBool() {
 		if resp.Diagnostics.Append(r.runtimes(ctx, &m, false)...); resp.Diagnostics.HasError() {
 			return

@@ -31,8 +31,9 @@ const (
 	// secretClusterLabel marks a Secret the provider wrote for a
 	// MultiKueueCluster; only such a Secret is deleted with it.
 	secretClusterLabel = "aiplatform.dev/multikueue-cluster"
-	// activeWait bounds how long an apply waits for Kueue to report the
-	// worker Active; after it the apply succeeds with a warning.
+	// activeWait is timeouts.create/update's default: how long an apply
+	// waits for Kueue to report the worker Active; after it the apply
+	// succeeds with a warning.
 	activeWait = 30 * time.Second
 )
 
@@ -89,8 +90,9 @@ func NewMultiKueueCluster() resource.Resource {
 			"LocalQueues) — MultiKueue creates each workload's copy in the worker under the same queue name, and " +
 			"without those queues it waits there forever. What is missing is a **warning**, not an error: the worker's " +
 			"queues are often created in the same apply (through another provider configuration) or by another team, " +
-			"after this plan. The apply waits up to 30 s for Kueue to report the worker Active (its Active condition, read " +
-			"into `active` and `active_message`), and warns when it does not.",
+			"after this plan. The apply waits up to `timeouts.create` / `timeouts.update` (default 30 s) for Kueue to report " +
+			"the worker Active (its Active condition, read into `active` and `active_message`), and warns — does not fail — " +
+			"when it does not.",
 		Attributes: map[string]schema.Attribute{
 			"kubeconfig_secret": schema.StringAttribute{
 				Required: true,
@@ -136,6 +138,8 @@ func NewMultiKueueCluster() resource.Resource {
 		Read:       readMultiKueueCluster,
 		Validate:   validateMultiKueueCluster,
 		AfterApply: waitActive,
+		// Up to timeouts.create/update, then a warning (waitActive).
+		ApplyTimeout: activeWait,
 	})
 	return &multiKueueCluster{clusterObject: inner.(*clusterObject)}
 }
@@ -161,25 +165,28 @@ func readMultiKueueCluster(live map[string]any, m *multiKueueClusterModel) {
 // verdict as it is (none, or not active: a warning with Kueue's reason).
 func waitActive(ctx context.Context, c *kube.Client, m *multiKueueClusterModel) diag.Diagnostics {
 	var diags diag.Diagnostics
-	deadline := time.Now().Add(activeWait)
+	// ctx ends at timeouts.create/update (object.Spec.ApplyTimeout); the
+	// last reading is what state records, Active or not.
 	for {
 		live, found, err := c.Get(ctx, multiKueueClusterKind, m.ObjectRef())
 		if err != nil || !found {
-			return diags
+			break
 		}
 		readMultiKueueCluster(live.Object, m)
-		if activeNow(live.Object) || time.Now().After(deadline) {
-			break
+		if activeNow(live.Object) {
+			return diags
 		}
 		select {
 		case <-ctx.Done():
-			return diags
 		case <-time.After(500 * time.Millisecond):
+			continue
 		}
+		break
 	}
 	if !m.Active.IsNull() && !m.Active.ValueBool() {
 		diags.AddAttributeWarning(path.Root("active"), "MultiKueue worker not active",
-			fmt.Sprintf("Kueue cannot use MultiKueueCluster %s: %s", m.Name.ValueString(), m.ActiveMessage.ValueString()))
+			fmt.Sprintf("Kueue cannot use MultiKueueCluster %s (still not Active after %s, timeouts): %s", m.Name.ValueString(),
+				object.Budget(ctx, activeWait), m.ActiveMessage.ValueString()))
 	}
 	return diags
 }

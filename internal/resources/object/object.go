@@ -108,6 +108,10 @@ type Spec[T any] struct {
 	ApplyTimeout time.Duration
 	// DeleteTimeout is timeouts.delete's default; DefaultDeleteTimeout when 0.
 	DeleteTimeout time.Duration
+	// LegacyTimeout, when set, is m's deprecated `timeout` attribute
+	// (LegacyTimeout): the wait's default for an operation that the
+	// timeouts block does not set.
+	LegacyTimeout func(m *T) types.String
 }
 
 type assertModel struct {
@@ -317,7 +321,11 @@ func (r *Resource[T, P]) write(ctx context.Context, op string, plan tfsdk.Plan, 
 	if r.spec.AfterApply != nil {
 		wctx := ctx
 		if r.spec.ApplyTimeout > 0 {
-			d, ds := TimeoutFor(ctx, P(&m).waitTimeouts(), op, r.spec.ApplyTimeout)
+			legacy := types.StringNull()
+			if r.spec.LegacyTimeout != nil {
+				legacy = r.spec.LegacyTimeout(&m)
+			}
+			d, ds := OperationTimeout(ctx, P(&m).waitTimeouts(), op, legacy, r.spec.ApplyTimeout)
 			diags.Append(ds...)
 			var cancel context.CancelFunc
 			wctx, cancel = WithBudget(ctx, op, d)

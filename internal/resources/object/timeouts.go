@@ -11,9 +11,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
 // Timeouts: the `timeouts` block of every object resource. Delete waits
@@ -37,7 +40,7 @@ func TimeoutsBlock(ctx context.Context, kind string, apply, del time.Duration) s
 	}
 	if apply > 0 {
 		opts.Create, opts.Update = true, true
-		opts.CreateDescription = fmt.Sprintf("How long a create waits until the %s is ready (see `wait_for_ready`), "+
+		opts.CreateDescription = fmt.Sprintf("How long a create waits until the %s is ready, "+
 			"as a Go duration. Default `%q`.", kind, Duration(apply))
 		opts.UpdateDescription = fmt.Sprintf("How long an update waits until the %s is ready again, as a Go duration. "+
 			"Default `%q`.", kind, Duration(apply))
@@ -46,6 +49,42 @@ func TimeoutsBlock(ctx context.Context, kind string, apply, del time.Duration) s
 	b.MarkdownDescription = "How long an operation waits for the cluster before it fails (see the guide " +
 		"[Waiting for readiness: timeouts and progress](../guides/waiting-and-timeouts.md)). Not sent to the cluster."
 	return b
+}
+
+// LegacyTimeout is the single `timeout` attribute that some resources had
+// before their timeouts block (the installs, as helm_release has it, and the
+// model deployment), default def (spelled as the states written before
+// hold it). It still works — OperationTimeout uses it
+// for an operation the timeouts block does not set — but is deprecated: its
+// Default keeps every existing state as it is, so upgrading the provider
+// plans no change. It is removed in 1.0.
+func LegacyTimeout(def, what string) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(def),
+		MarkdownDescription: fmt.Sprintf("**Deprecated**: use the `timeouts` block. How long %s may take, as a Go duration, "+
+			"for each operation the `timeouts` block does not set. Default `%q`.", what, def),
+		DeprecationMessage: "Use the timeouts block instead (timeouts { create = \"…\", update = \"…\", delete = \"…\" }). " +
+			"timeout still applies to every operation the block does not set, and is removed in 1.0.",
+		Validators: []validator.String{validators.Duration(0, 0)}}
+}
+
+// OperationTimeout is how long operation op ("create", "update",
+// "delete") may take: timeouts.<op> when the block sets it, else the
+// deprecated `timeout` attribute (legacy; see LegacyTimeout) when it holds a
+// duration, else def.
+func OperationTimeout(ctx context.Context, t timeouts.Value, op string, legacy types.String, def time.Duration) (time.Duration, diag.Diagnostics) {
+	if d, err := time.ParseDuration(legacy.ValueString()); err == nil && d > 0 {
+		def = d
+	}
+	return TimeoutFor(ctx, t, op, def)
+}
+
+// TimeoutSet reports whether the timeouts block t sets operation op.
+func TimeoutSet(t timeouts.Value, op string) bool {
+	if t.IsNull() || t.IsUnknown() {
+		return false
+	}
+	v, ok := t.Attributes()[op].(types.String)
+	return ok && !v.IsNull()
 }
 
 // Duration spells d as a user writes it: "10m", "90s", "1h30m".

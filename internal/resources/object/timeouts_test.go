@@ -155,3 +155,37 @@ func TestOutOfTime(t *testing.T) {
 		}
 	}
 }
+
+// timeouts.<op> wins; the deprecated timeout fills in what the block leaves
+// unset; the resource's default when neither says anything (or the
+// deprecated value is not a duration, which its validator refuses at plan).
+func TestOperationTimeout(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		block  map[string]string
+		legacy types.String
+		op     string
+		want   time.Duration
+	}{
+		{nil, types.StringNull(), "create", 10 * time.Minute},
+		{nil, types.StringValue("3m"), "create", 3 * time.Minute},
+		{nil, types.StringValue("3m"), "delete", 3 * time.Minute},
+		{map[string]string{"create": "1s"}, types.StringValue("3m"), "create", time.Second},
+		{map[string]string{"create": "1s"}, types.StringValue("3m"), "update", 3 * time.Minute},
+		{map[string]string{"delete": "2m"}, types.StringNull(), "update", 10 * time.Minute},
+		{map[string]string{"delete": "2m"}, types.StringNull(), "delete", 2 * time.Minute},
+		{nil, types.StringValue("soon"), "create", 10 * time.Minute},
+	} {
+		block := timeouts.Value{Object: types.ObjectNull(timeoutsValue(nil).AttributeTypes(ctx))}
+		if c.block != nil {
+			block = timeoutsValue(c.block)
+		}
+		got, diags := OperationTimeout(ctx, block, c.op, c.legacy, 10*time.Minute)
+		if diags.HasError() || got != c.want {
+			t.Errorf("block %v, timeout %v, %s: %v %v, want %v", c.block, c.legacy, c.op, got, diags, c.want)
+		}
+		if set := TimeoutSet(block, c.op); set != (c.block[c.op] != "") {
+			t.Errorf("block %v: TimeoutSet(%s) = %v", c.block, c.op, set)
+		}
+	}
+}

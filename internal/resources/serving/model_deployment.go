@@ -1,6 +1,8 @@
 package serving
 
 import (
+	"time"
+
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -41,6 +43,7 @@ const (
 	// deployDefaultContainer is the managed container's default name.
 	deployDefaultContainer = "server"
 	deployDefaultTimeout   = "20m"
+	deployDefaultWait      = 20 * time.Minute
 	// Probe timings other than the startup threshold (which comes from the
 	// load time): liveness restarts a hung server after 3 × 10 s; readiness
 	// takes a replica out of the Service after 3 × 5 s.
@@ -128,6 +131,10 @@ func NewModelDeployment() resource.Resource {
 		Validate:   validateModelDeployment,
 		ModifyPlan: planModelDeployment,
 		AfterApply: afterModelDeployment,
+		// The wait for readiness: timeouts.create/update, the deprecated
+		// timeout filling in.
+		ApplyTimeout:  deployDefaultWait,
+		LegacyTimeout: func(m *modelDeploymentModel) types.String { return m.Timeout },
 	})
 }
 
@@ -208,9 +215,7 @@ func modelDeploymentAttributes() map[string]schema.Attribute {
 			Validators:          []validator.String{validators.LabelValue(), stringvalidator.LengthAtLeast(1)}},
 		"wait_for_ready": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "Wait after create and update until the Deployment is available with every replica updated. Default `true`."},
-		"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(deployDefaultTimeout),
-			MarkdownDescription: "Longest wait for readiness (Go duration). Default `\"20m\"`; the plan warns when it is shorter than the startup probe allows.",
-			Validators:          []validator.String{validators.Duration(0, 0)}},
+		"timeout": object.LegacyTimeout(deployDefaultTimeout, "the wait for readiness after a create or update"),
 
 		"fit": schema.StringAttribute{Computed: true, MarkdownDescription: "The fit rule's arithmetic, in words."},
 		"max_concurrency_per_replica": schema.Int64Attribute{Computed: true,

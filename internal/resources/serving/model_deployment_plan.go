@@ -255,11 +255,21 @@ func planModelDeployment(ctx context.Context, c *kube.Client, m *modelDeployment
 				"and the startup probe allows %d s.", m.EstimatedLoadSeconds.ValueInt64(), m.loadBytesPerSecond()/1e6,
 				m.StartupFailureThreshold.ValueInt64()*startupPeriod))
 	}
-	if object.Known(m.Timeout) && object.Known(m.StartupFailureThreshold) && m.WaitForReady.ValueBool() {
-		if d, err := time.ParseDuration(m.Timeout.ValueString()); err == nil && d < time.Duration(m.StartupFailureThreshold.ValueInt64()*startupPeriod)*time.Second {
-			diags.AddAttributeWarning(path.Root("timeout"), "Timeout shorter than the startup probe",
-				fmt.Sprintf("the wait gives up after %s, but a replica may take up to %d s to load (startup probe); a slow load fails the apply though the pod would become ready.",
-					d, m.StartupFailureThreshold.ValueInt64()*startupPeriod))
+	if object.Known(m.Timeout) && object.Known(m.StartupFailureThreshold) && m.WaitForReady.ValueBool() && !m.Timeouts.IsUnknown() {
+		load := time.Duration(m.StartupFailureThreshold.ValueInt64()*startupPeriod) * time.Second
+		for _, op := range []string{"create", "update"} {
+			d, ds := object.OperationTimeout(ctx, m.Timeouts, op, m.Timeout, deployDefaultWait)
+			if ds.HasError() || d >= load {
+				continue
+			}
+			at := path.Root("timeout")
+			if object.TimeoutSet(m.Timeouts, op) {
+				at = path.Root("timeouts").AtName(op)
+			}
+			diags.AddAttributeWarning(at, "Timeout shorter than the startup probe",
+				fmt.Sprintf("a %s waits %s for readiness, but a replica may take up to %s to load (startup probe); a slow load "+
+					"fails the apply though the pod would become ready.", op, d, load))
+			break
 		}
 	}
 	return object.WithPaths(diags)

@@ -286,3 +286,41 @@ func TestAccModelDeploymentValidation(t *testing.T) {
 		}
 	}
 }
+
+// The wait for readiness runs under timeouts.create (the deprecated timeout
+// filling in where the block is silent): 20 one-GPU replicas on a pool of
+// 16 GPUs never become available, so each create fails naming the
+// timeout, the pods that did not start and how to give it more time; the
+// Deployment stays (tainted) for the next apply to replace.
+func TestAccModelDeploymentTimeouts(t *testing.T) {
+	env := acctest.Env(t)
+	dep := deploymentObject("default", "too-many")
+	tooMany := func(extra string) string {
+		return deployConfig(env, "too-many", "replicas         = 2", "replicas         = 20", "#extra", extra)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				// The block wins over the deprecated attribute.
+				Config: tooMany(`timeout = "10m"
+  timeouts {
+    create = "4s"
+  }`),
+				ExpectError: acctest.ErrorMatching("Deployment default/too-many not ready", "not available within 4s (timeouts)",
+					"Pods not ready:", "Insufficient nvidia.com/gpu", `timeouts { create = "…" }`),
+			},
+			{
+				// Alone, the deprecated attribute still bounds the wait.
+				PreConfig: func() {
+					if err := dep.Equal(env, int64(20), "spec", "replicas")(nil); err != nil {
+						t.Fatalf("the timed-out create did not leave its Deployment: %v", err)
+					}
+				},
+				Config:      tooMany(`timeout = "3s"`),
+				ExpectError: acctest.ErrorMatching("not available within 3s (timeouts)"),
+			},
+		},
+		CheckDestroy: dep.Gone(env),
+	})
+}

@@ -44,11 +44,8 @@ func afterModelDeployment(ctx context.Context, c *kube.Client, m *modelDeploymen
 	if !m.WaitForReady.ValueBool() || m.Replicas.ValueInt64() == 0 {
 		return diags
 	}
-	timeout, err := time.ParseDuration(m.Timeout.ValueString())
-	if err != nil {
-		timeout = 20 * time.Minute
-	}
-	return append(diags, waitDeployment(ctx, c, m, timeout)...)
+	// ctx is bounded by timeouts.create/update (object.Spec.ApplyTimeout).
+	return append(diags, waitDeployment(ctx, c, m, object.Budget(ctx, deployDefaultWait))...)
 }
 
 // deploymentProgress reports whether the Deployment has rolled out: the
@@ -82,12 +79,13 @@ func waitDeployment(ctx context.Context, c *kube.Client, m *modelDeploymentModel
 	case err != nil:
 		diags.AddError(fmt.Sprintf("Waiting for Deployment %s failed", ref), err.Error())
 	case timedOut:
-		detail := fmt.Sprintf("not available within %s (timeout); last seen: %s.", timeout, last)
+		detail := fmt.Sprintf("not available within %s (timeouts); last seen: %s.", timeout, last)
 		if pods := pendingPods(context.Background(), c, ref.Namespace, deploySelectorLabel+"="+ref.Name); pods != "" {
 			detail += " Pods not ready: " + pods + "."
 		}
 		diags.AddError(fmt.Sprintf("Deployment %s not ready", ref), detail+
-			fmt.Sprintf(" Loading the weights was estimated at %d s. Raise timeout, or set wait_for_ready = false not to wait.", m.EstimatedLoadSeconds.ValueInt64()))
+			fmt.Sprintf(" Loading the weights was estimated at %d s. %s Or set wait_for_ready = false not to wait.",
+				m.EstimatedLoadSeconds.ValueInt64(), object.TimeoutHint(ctx)))
 	}
 	return diags
 }

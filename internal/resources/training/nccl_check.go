@@ -6,8 +6,10 @@ package training
 import (
 	"context"
 	"fmt"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -28,6 +30,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/fabric"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -38,11 +41,14 @@ const (
 	DefaultImage     = "ghcr.io/coreweave/nccl-tests:12.8.1-devel-ubuntu22.04-nccl2.26.2-1-0708d2e"
 	DefaultNamespace = "default"
 	DefaultTimeout   = "30m"
-	DefaultMinBytes  = "8"
-	DefaultMaxBytes  = "8G"
-	DefaultStep      = 2
-	DefaultIters     = 20
-	DefaultWarmup    = 5
+	// DefaultCleanupTimeout is timeouts.delete's default: removing the
+	// check's MPIJob after a run and on destroy.
+	DefaultCleanupTimeout = 3 * time.Minute
+	DefaultMinBytes       = "8"
+	DefaultMaxBytes       = "8G"
+	DefaultStep           = 2
+	DefaultIters          = 20
+	DefaultWarmup         = 5
 )
 
 // DefaultWorkerCommand keeps a worker alive for the launcher's mpirun, which
@@ -94,6 +100,8 @@ type checkModel struct {
 	Results      types.List    `tfsdk:"results"`
 	NodesTested  types.List    `tfsdk:"nodes_tested"`
 	RanAt        types.String  `tfsdk:"ran_at"`
+
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
 }
 
 type tolerationModel struct {
@@ -161,13 +169,18 @@ func computedFloat(desc string) schema.Float64Attribute {
 	return schema.Float64Attribute{Computed: true, MarkdownDescription: desc}
 }
 
-func (r *ncclCheck) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *ncclCheck) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	strList := func(desc string) schema.ListAttribute {
 		return schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true, MarkdownDescription: desc,
 			Validators: []validator.List{listvalidator.SizeAtLeast(1)}}
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: description,
+		// The run's own deadline is `timeout` (the cluster enforces it);
+		// timeouts.delete bounds removing its MPIJob, after a run and on
+		// destroy.
+		Blocks: map[string]schema.Block{"timeouts": object.TimeoutsBlock(ctx,
+			"MPIJob of the check with its pods (also after every run)", 0, DefaultCleanupTimeout)},
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, MarkdownDescription: "`namespace/name` of the check (and of its MPIJob while it runs)."},
 			"name": schema.StringAttribute{Required: true, MarkdownDescription: "Name of the check and of the MPIJob it runs (a DNS label).",
@@ -252,8 +265,10 @@ func (r *ncclCheck) Schema(_ context.Context, _ resource.SchemaRequest, resp *re
 			"triggers": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Arbitrary values whose change re-runs the check (e.g. a driver version, a date)."},
 			"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultTimeout),
-				MarkdownDescription: "How long a run may take, waiting for nodes included; also the MPIJob's `activeDeadlineSeconds`. " +
-					"A launcher that cannot start fails with its pod's reason at the latest then. Default `30m`. Changing it does not re-run the check."},
+				MarkdownDescription: "How long a run may take, waiting for nodes included; also the MPIJob's `activeDeadlineSeconds`, so the " +
+					"cluster ends a run that outlives it even when Terraform is gone. A launcher that cannot start fails with its pod's reason at " +
+					"the latest then. Default `30m`. Changing it does not re-run the check. (Removing the MPIJob afterwards is bounded by " +
+					"`timeouts.delete`.)"},
 
 			"busbw_gbps":     computedFloat("Highest busbw of the table, GB/s: what the verdict compares with the peak."),
 			"busbw_at_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "Message size at which `busbw_gbps` was reached."},
@@ -367,8 +382,12 @@ func (r *ncclCheck) Delete(ctx context.Context, req resource.DeleteRequest, resp
 		return
 	}
 	ref := kube.Ref{Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}
+	d, diags := object.TimeoutFor(ctx, m.Timeouts, "delete", DefaultCleanupTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := object.WithBudget(ctx, "delete", d)
+	defer cancel()
 	if err := removeJob(ctx, r.client, ref); err != nil && !notServed(err) {
-		resp.Diagnostics.AddError(fmt.Sprintf("Removing the MPIJob of NCCL check %s failed", ref), err.Error())
+		resp.Diagnostics.AddError(fmt.Sprintf("Removing the MPIJob of NCCL check %s failed", ref), object.Explain(ctx, err))
 	}
 }
 

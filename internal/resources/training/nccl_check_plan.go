@@ -448,6 +448,7 @@ type spec struct {
 	RDMA          map[string]int64
 	Queue         string
 	Timeout       time.Duration
+	Cleanup       time.Duration // removing the MPIJob after the run (timeouts.delete)
 	Input         fabric.Input
 }
 
@@ -528,6 +529,7 @@ func resolve(ctx context.Context, m *checkModel) (*spec, diag.Diagnostics) {
 		Queue:         m.QueueName.ValueString(),
 	}
 	s.Timeout, _ = parseTimeout(m.Timeout.ValueString())
+	s.Cleanup, _ = object.TimeoutFor(ctx, m.Timeouts, "delete", DefaultCleanupTimeout)
 	if object.Known(m.Tolerations) {
 		var ts []tolerationModel
 		diags.Append(m.Tolerations.ElementsAs(ctx, &ts, false)...)

@@ -20,10 +20,7 @@ import (
 // log through the pods/log subresource, judge it, and delete the MPIJob
 // whatever happened.
 
-const (
-	reportEvery   = 15 * time.Second
-	cleanupBudget = 3 * time.Minute
-)
+const reportEvery = 15 * time.Second
 
 // outcome of a finished run.
 type outcome struct {
@@ -68,7 +65,7 @@ func run(ctx context.Context, c *kube.Client, s *spec) (*outcome, error) {
 	tflog.Info(ctx, fmt.Sprintf("NCCL check %s: MPIJob applied (%d nodes × %d GPUs: %s; timeout %s)",
 		s.Ref, len(s.NodeNames), s.GPUsPerNode, strings.Join(s.NodeNames, ", "), s.Timeout))
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupBudget)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Cleanup)
 		defer cancel()
 		if err := c.DeleteForeground(cctx, MPIJobKind, s.Ref); err != nil {
 			tflog.Warn(ctx, fmt.Sprintf("NCCL check %s: deleting the MPIJob failed: %v", s.Ref, err))

@@ -112,6 +112,13 @@ type Spec[T any] struct {
 	// (LegacyTimeout): the wait's default for an operation that the
 	// timeouts block does not set.
 	LegacyTimeout func(m *T) types.String
+	// ImportReport, when set, lists for an object read into m on import
+	// the fields m carries in a pod_template overlay (carried) and the
+	// fields no attribute carries (lost), each by its path in the object;
+	// the import then warns with both (import_report.go). ImportCarrier
+	// names the attribute that carries them ("pod_template" when empty).
+	ImportReport  func(live map[string]any, m *T) (carried, lost []string)
+	ImportCarrier string
 }
 
 type assertModel struct {
@@ -432,6 +439,9 @@ func (r *Resource[T, P]) Delete(ctx context.Context, req resource.DeleteRequest,
 
 func (r *Resource[T, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	ImportRef(ctx, req, resp, r.spec.Kind.Namespaced)
+	if ref, err := kube.ParseImportID(req.ID, r.spec.Kind.Namespaced); err == nil && !resp.Diagnostics.HasError() {
+		r.warnImport(ctx, ref, resp)
+	}
 }
 
 // ImportRef imports by "name" or, when namespaced, "namespace/name": it sets

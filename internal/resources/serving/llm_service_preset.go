@@ -154,11 +154,13 @@ func NewLLMServicePreset() resource.Resource {
 			"`parallelism.tensor` must divide the attention heads and divide or be a multiple of the KV heads; and one pod's tensor × data-local GPUs must " +
 			"not exceed the allocatable GPUs of the live nodes matching `template.node_selector`. Probes as `aiplatform_model_deployment`'s: a startup " +
 			"probe sized to the load time, liveness on the server's own `liveness_path` only after it, readiness separate.",
-		Attributes: presetAttributes(),
-		Fields:     presetFields,
-		Read:       readPreset,
-		Validate:   validatePreset,
-		ModifyPlan: planPreset,
+		Attributes:    presetAttributes(),
+		Fields:        presetFields,
+		Read:          readPreset,
+		Validate:      validatePreset,
+		ModifyPlan:    planPreset,
+		ImportReport:  presetImportReport,
+		ImportCarrier: "template.pod_template",
 	})
 }
 
@@ -177,7 +179,7 @@ func presetAttributes() map[string]schema.Attribute {
 	tmpl := podtemplate.Attribute("The vLLM pod of the services built on this preset (a full pod template: KServe merges it with the service's "+
 		"own and its other base presets'). The container `container` (default `main`) gets the GPUs, the probes and the model cache; its "+
 		"probes and `nvidia.com/gpu` must not be given here.", false)
-	return map[string]schema.Attribute{
+	return withServerAttributes(map[string]schema.Attribute{
 		"model": schema.SingleNestedAttribute{Optional: true, MarkdownDescription: "`spec.model`: what the services serve.",
 			Attributes: map[string]schema.Attribute{
 				"uri": schema.StringAttribute{Optional: true, MarkdownDescription: "Where the weights are: `hf://org/model`, `pvc://claim/path`, `s3://…`, `oci://…`.",
@@ -199,16 +201,10 @@ func presetAttributes() map[string]schema.Attribute {
 		"container": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(presetContainer),
 			MarkdownDescription: "Name of the container in `template.containers` that runs the model server. Default `main`, KServe's.",
 			Validators:          []validator.String{validators.DNSLabel()}},
-		"gpu_memory":             gpuMemory,
-		"reserve_fraction":       shared["reserve_fraction"],
-		"overhead_bytes_per_gpu": shared["overhead_bytes_per_gpu"],
-		"load_bytes_per_second":  shared["load_bytes_per_second"],
+		"gpu_memory": gpuMemory,
 		"port": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(presetPort),
 			MarkdownDescription: "Port vLLM listens on; the probes target it. Default `8000`, KServe's presets'.",
 			Validators:          []validator.Int64{int64validator.Between(1, 65535)}},
-		"liveness_path":  shared["liveness_path"],
-		"readiness_path": shared["readiness_path"],
-		"model_cache":    shared["model_cache"],
 		"router": schema.SingleNestedAttribute{Optional: true, MarkdownDescription: "`spec.router`: how requests reach the pods.",
 			Attributes: map[string]schema.Attribute{
 				"route": schema.BoolAttribute{Optional: true, MarkdownDescription: "KServe creates and manages the HTTPRoute (`route: {}`)."},
@@ -228,10 +224,7 @@ func presetAttributes() map[string]schema.Attribute {
 			}},
 
 		"gpus_per_pod": schema.Int64Attribute{Computed: true, MarkdownDescription: "GPUs of the `main` container: tensor × data_local (1 each when unset)."},
-		"fit":          shared["fit"],
 		"max_concurrency_per_replica": schema.Int64Attribute{Computed: true,
 			MarkdownDescription: "Requests at full `context_length` one model copy holds at once: ⌊(usable − weights ÷ shards − overhead) × shards ÷ (kv per token × context length)⌋, shards = tensor × pipeline."},
-		"estimated_load_seconds":    shared["estimated_load_seconds"],
-		"startup_failure_threshold": shared["startup_failure_threshold"],
-	}
+	}, shared)
 }

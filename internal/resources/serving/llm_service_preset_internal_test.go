@@ -1,11 +1,18 @@
 package serving
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
 // A preset's router and parallelism are KServe's: {} for a managed piece,
@@ -42,5 +49,41 @@ func TestPresetRoundTrip(t *testing.T) {
 		!reflect.DeepEqual(got.Sizing, m.Sizing) || !got.StartupFailureThreshold.Equal(m.StartupFailureThreshold) ||
 		!reflect.DeepEqual(got.ModelCache, m.ModelCache) {
 		t.Errorf("read back\n%+v\nwant\n%+v", got, *m)
+	}
+}
+
+// Importing KServe's own data-parallel worker preset (from the module
+// cache) names what no attribute expresses — its multi-node worker — and
+// what template.pod_template carries (the preStop hook, the seccomp
+// profile); the routing annotation is template.annotations, and reading
+// does not fail on a preset this provider never wrote (no sizing
+// annotation).
+func TestPresetImportReport(t *testing.T) {
+	dir, err := testenv.ModuleDir(context.Background(), "github.com/kserve/kserve", "v0.20.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "config", "llmisvcconfig", "config-llm-worker-data-parallel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live map[string]any
+	if err := yaml.Unmarshal(raw, &live); err != nil {
+		t.Fatal(err)
+	}
+	var m presetModel
+	readPreset(live, &m)
+	carried, lost := presetImportReport(live, &m)
+	lostText, carriedText := strings.Join(lost, "\n"), strings.Join(carried, "\n")
+	for _, want := range []string{"spec.worker.containers", "spec.worker.volumes"} {
+		if !strings.Contains(lostText, want) {
+			t.Errorf("lost lacks %s:\n%s", want, lostText)
+		}
+	}
+	if strings.Contains(lostText, "spec.template") || strings.Contains(lostText, "spec.annotations") {
+		t.Errorf("lost names the template or its annotations, which attributes carry:\n%s", lostText)
+	}
+	if !strings.Contains(carriedText, "lifecycle.preStop.exec.command") || !strings.Contains(carriedText, "seccompProfile.type") {
+		t.Errorf("carried lacks the container's preStop hook or seccomp profile:\n%s", carriedText)
 	}
 }

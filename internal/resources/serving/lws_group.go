@@ -95,7 +95,7 @@ var (
 
 // NewLWSGroup is aiplatform_lws_group.
 func NewLWSGroup() resource.Resource {
-	inner := object.New[lwsGroupModel](object.Spec[lwsGroupModel]{
+	return object.New[lwsGroupModel](object.Spec[lwsGroupModel]{
 		TypeName: "lws_group",
 		Kind:     lwsKind,
 		Description: "A LeaderWorkerSet (`leaderworkerset.x-k8s.io/v1`): `replicas` groups of `size` pods — one leader " +
@@ -162,8 +162,8 @@ func NewLWSGroup() resource.Resource {
 		ModifyPlan:   planLWS,
 		AfterApply:   waitLWS,
 		ApplyTimeout: lwsWaitTimeout,
+		ImportReport: importReport,
 	})
-	return &lwsResource{Resource: inner.(*object.Resource[lwsGroupModel, *lwsGroupModel])}
 }
 
 func servingAttribute() schema.SingleNestedAttribute {

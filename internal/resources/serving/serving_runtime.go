@@ -150,15 +150,17 @@ func NewServingRuntime() resource.Resource {
 			"plus 60 s, times 2, in 10 s periods; without `model` only the 60 s × 2, and the plan warns); a liveness probe on the server's own " +
 			"`liveness_path`, which Kubernetes holds until the startup probe has passed (a path that checks readiness or a dependency is refused); " +
 			"a separate readiness probe on `readiness_path`.",
-		Attributes: servingRuntimeAttributes(),
-		Fields:     servingRuntimeFields,
-		Read:       readServingRuntime,
-		Validate:   validateServingRuntime,
-		ModifyPlan: planServingRuntime,
+		Attributes:    servingRuntimeAttributes(),
+		Fields:        servingRuntimeFields,
+		Read:          readServingRuntime,
+		Validate:      validateServingRuntime,
+		ModifyPlan:    planServingRuntime,
+		ImportReport:  runtimeImportReport,
+		ImportCarrier: "template.pod_template",
 	}
 	namespaced := spec
 	namespaced.Kind = ServingRuntimeKind
-	return &servingRuntimeResource{Scoped: object.NewScoped[servingRuntimeModel](spec, namespaced)}
+	return object.NewScoped[servingRuntimeModel](spec, namespaced)
 }
 
 func servingRuntimeAttributes() map[string]schema.Attribute {
@@ -207,25 +209,31 @@ func servingRuntimeAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Name of the container in `template.containers` that runs the model server: it gets the GPUs, the probes and the " +
 				"model cache. Default `kserve-container`, the container KServe merges an InferenceService's predictor into.",
 			Validators: []validator.String{validators.DNSLabel()}},
-		"model":                  model,
-		"gpus_per_replica":       shared["gpus_per_replica"],
-		"gpu_memory":             gpuMemory,
-		"reserve_fraction":       shared["reserve_fraction"],
-		"overhead_bytes_per_gpu": shared["overhead_bytes_per_gpu"],
-		"load_bytes_per_second":  shared["load_bytes_per_second"],
+		"model":            model,
+		"gpus_per_replica": shared["gpus_per_replica"],
+		"gpu_memory":       gpuMemory,
 		"port": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(runtimePort),
 			MarkdownDescription: "Port the server listens on; the probes target it. Default `8080`, the port KServe routes a predictor's traffic to.",
 			Validators:          []validator.Int64{int64validator.Between(1, 65535)}},
-		"liveness_path":  shared["liveness_path"],
-		"readiness_path": shared["readiness_path"],
-		"model_cache":    shared["model_cache"],
 
 		"kind": schema.StringAttribute{Computed: true, MarkdownDescription: "`ClusterServingRuntime` or `ServingRuntime`.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-		"fit":                         shared["fit"],
 		"max_concurrency_per_replica": shared["max_concurrency_per_replica"],
-		"estimated_load_seconds":      shared["estimated_load_seconds"],
-		"startup_failure_threshold":   shared["startup_failure_threshold"],
+	}
+	return withServerAttributes(attrs, shared)
+}
+
+// serverAttributes are the model deployment's sizing, probe and cache
+// attributes that a serving runtime and a preset take as they are (their
+// model, GPUs, port and container differ).
+var serverAttributes = []string{"reserve_fraction", "overhead_bytes_per_gpu", "load_bytes_per_second", "liveness_path", "readiness_path",
+	"model_cache", "fit", "estimated_load_seconds", "startup_failure_threshold"}
+
+// withServerAttributes adds serverAttributes from shared (the model
+// deployment's) to attrs.
+func withServerAttributes(attrs, shared map[string]schema.Attribute) map[string]schema.Attribute {
+	for _, k := range serverAttributes {
+		attrs[k] = shared[k]
 	}
 	return attrs
 }

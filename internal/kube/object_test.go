@@ -38,7 +38,6 @@ func TestParseImportID(t *testing.T) {
 	}
 }
 
-
 var gr = schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "clusterqueues"}
 
 // The two 404s the server gives: a missing object comes as a Status naming it;

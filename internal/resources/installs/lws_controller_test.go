@@ -150,8 +150,8 @@ resource "aiplatform_lws_controller" "this" {
   timeouts {
     create = "1s"
   }`),
-				ExpectError: acctest.ErrorMatching("Installing LeaderWorkerSet failed", "not done within 1s",
-					`timeouts { create = "…" }`, "the failed release was removed"),
+				ExpectError: acctest.ErrorMatching("Installing LeaderWorkerSet failed", "the failed release was removed",
+					"not done within 1s", `timeouts { create = "…" }`),
 			},
 			{
 				PreConfig: func() {

@@ -19,6 +19,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/fabric"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
@@ -42,6 +43,7 @@ func checkSchema(t *testing.T) schema.Schema {
 // user did not write is null.
 func configModel(triggers string) checkModel {
 	m := checkModel{
+		Timeouts:      object.NullTimeouts(false),
 		Name:          types.StringValue("fabric"),
 		NodeSelector:  types.MapValueMust(types.StringType, map[string]attr.Value{"testpool": types.StringValue("nj")}),
 		GPUsPerNode:   types.Int64Value(8),

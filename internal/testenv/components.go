@@ -54,10 +54,15 @@ const (
 	Agent Component = podrunner.Agent
 )
 
+// baseSpecs are the control plane's and kwok's.
+func baseSpecs() []binaries.Spec {
+	return []binaries.Spec{controlplane.EtcdSpec, controlplane.APIServerSpec, controlplane.ControllerManagerSpec, controlplane.SchedulerSpec, nodes.KwokSpec}
+}
+
 // specs are how each component is built.
 func specs() map[Component]binaries.Spec {
 	m := map[Component]binaries.Spec{}
-	for _, s := range []binaries.Spec{controlplane.EtcdSpec, controlplane.APIServerSpec, controlplane.ControllerManagerSpec, controlplane.SchedulerSpec, nodes.KwokSpec} {
+	for _, s := range baseSpecs() {
 		m[Component(s.Name)] = s
 	}
 	for _, s := range podrunner.AllSpecs() {
@@ -81,9 +86,12 @@ type Binaries map[Component]string
 
 // EnsureBinaries returns the paths of the given components' binaries in BinDir,
 // building the missing ones first: the Kubernetes components and etcd with
-// `go build` in <repo>/tools, kwok and Kueue with `go install module@version`,
-// KubeRay and LWS with `go build` in their module's directory (package
-// binaries; each component's Spec is beside the code that runs it).
+// `go build` in <repo>/tools; kwok, both Kueue managers, JobSet, the Trainer,
+// the endpoint picker and the MPI Operator in <repo>/tools/k8s-v0.36 or
+// k8s-v0.35, one module per Kubernetes generation sharing its compiled
+// dependencies; KubeRay, LWS and KServe with `go build` in their module's
+// directory (package binaries; each component's Spec is beside the code
+// that runs it).
 // A lock file in BinDir makes concurrent callers (parallel test packages) wait
 // for one build instead of running their own. Progress goes to log (os.Stderr
 // when nil).
@@ -98,6 +106,13 @@ func EnsureBinaries(ctx context.Context, log io.Writer, components ...Component)
 		want = append(want, s)
 	}
 	return ensureSpecs(ctx, log, want...)
+}
+
+// EnsureAllBinaries builds (or finds cached) every binary testenv knows,
+// every version of each (`testenv build`): both Kueue managers, for one.
+// EnsureBinaries(AllComponents()...) would build one spec per name.
+func EnsureAllBinaries(ctx context.Context, log io.Writer) (Binaries, error) {
+	return ensureSpecs(ctx, log, append(baseSpecs(), podrunner.AllSpecs()...)...)
 }
 
 // ensureSpecs is EnsureBinaries of specs: the paths are keyed by binary name

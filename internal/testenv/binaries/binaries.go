@@ -21,8 +21,13 @@ import (
 )
 
 // Spec says how to build one binary. Exactly one way applies:
-//   - Module "" : `go build Package` in the repository's tools/ module
-//     (its go.mod pins the version);
+//   - Module "" or Dir set: `go build Package` (an import path) in a module
+//     of the repository: Dir, tools/ when empty, whose go.mod pins the
+//     version. tools/k8s-v0.36 and tools/k8s-v0.35 hold the controllers of
+//     one Kubernetes generation each (Module names the controller's module,
+//     which that go.mod requires at Version), so that one cache of compiled
+//     packages serves them all instead of each compiling client-go,
+//     controller-runtime and the rest again;
 //   - Install: `go install Module/Package@Version`, the module built as its
 //     own main module, with its own go.mod and without our replace directives;
 //   - otherwise `go build Package` in Module@Version's directory of the module
@@ -33,7 +38,8 @@ import (
 type Spec struct {
 	Name      string // the cached file is <Name>-<Version>
 	Version   string
-	Module    string // module path; "" for the repository's tools/ module
+	Module    string // module path; "" for the control plane's tools/ module
+	Dir       string // the repository's module that builds it ("tools/k8s-v0.36"); see above
 	Package   string // main package: an import path, or relative to the module's directory
 	LDFlags   string
 	Install   bool
@@ -46,6 +52,13 @@ type Spec struct {
 	// under its own name; each stays buildable alone by its own Spec.
 	BuildsAlso []Spec
 }
+
+// The modules of the repository that build the controllers of one
+// Kubernetes generation (Spec.Dir).
+const (
+	K8s036 = "tools/k8s-v0.36" // k8s.io v0.36, controller-runtime v0.24: Kueue 0.19, JobSet, the Trainer, the endpoint picker, kwok
+	K8s035 = "tools/k8s-v0.35" // k8s.io v0.35, controller-runtime v0.23: Kueue 0.17, the MPI Operator
+)
 
 // FileName is the cached binary's name, e.g. "kube-apiserver-v1.36.3".
 func (s Spec) FileName() string { return s.Name + "-" + s.Version }
@@ -155,7 +168,7 @@ func lockFile(ctx context.Context, log io.Writer, path string) (func(), error) {
 // command is the go command that builds s into out.
 func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 	switch {
-	case s.Module == "":
+	case s.Module == "" || s.Dir != "":
 		repo, err := RepoRoot()
 		if err != nil {
 			return nil, err
@@ -165,7 +178,11 @@ func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 			args = append(args, "-ldflags", s.LDFlags)
 		}
 		cmd := exec.CommandContext(ctx, "go", append(args, "-o", out, s.Package)...)
-		cmd.Dir = filepath.Join(repo, "tools")
+		dir := s.Dir
+		if dir == "" {
+			dir = "tools"
+		}
+		cmd.Dir = filepath.Join(repo, filepath.FromSlash(dir))
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		return cmd, nil
 	case s.Install:

@@ -48,8 +48,8 @@ const (
 //     service account has.
 var EndpointPicker = &Adapter{
 	Name: "endpoint-picker",
-	Binary: binaries.Spec{Name: "endpoint-picker", Version: InferenceExtensionVersion, Module: InferenceExtensionModule, Package: "./cmd/lwepp",
-		ColdBuild: "~3-5 min", LDFlags: "-X " + InferenceExtensionModule + "/version.BuildRef=" + InferenceExtensionVersion},
+	Binary: binaries.Spec{Name: "endpoint-picker", Version: InferenceExtensionVersion, Module: InferenceExtensionModule, Package: InferenceExtensionModule + "/cmd/lwepp",
+		Dir: binaries.K8s036, ColdBuild: "~3 min alone, ~1 with tools/k8s-v0.36 built", LDFlags: "-X " + InferenceExtensionModule + "/version.BuildRef=" + InferenceExtensionVersion},
 	Image:    regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/gateway-api-inference-extension/lwepp[:@]`),
 	Prepare:  prepareEPPPod,
 	OnDemand: true,

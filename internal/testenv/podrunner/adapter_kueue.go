@@ -33,7 +33,11 @@ func kueueSpec(version string) binaries.Spec {
 	if version == "v0.19.2" {
 		cold = "10-30 min" // measured: see KueueAt
 	}
-	return binaries.Spec{Name: "kueue", Version: version, Module: "sigs.k8s.io/kueue", Package: "cmd/kueue", Install: true, ColdBuild: cold}
+	dir := binaries.K8s035 // v0.17.0
+	if version == "v0.19.2" {
+		dir = binaries.K8s036
+	}
+	return binaries.Spec{Name: "kueue", Version: version, Module: "sigs.k8s.io/kueue", Package: "sigs.k8s.io/kueue/cmd/kueue", Dir: dir, ColdBuild: cold}
 }
 
 // kueueAlternates are KueueVersions other than KueueVersion.

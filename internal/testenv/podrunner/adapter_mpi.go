@@ -44,7 +44,7 @@ import (
 // It ships no chart: Install applies its manifest file.
 var MPIOperator = &Adapter{
 	Name: "mpi-operator",
-	Binary: binaries.Spec{Name: "mpi-operator", Version: MPIOperatorVersion, Module: MPIOperatorModule, Package: "./cmd/mpi-operator", ColdBuild: "~14 min",
+	Binary: binaries.Spec{Name: "mpi-operator", Version: MPIOperatorVersion, Module: MPIOperatorModule, Package: MPIOperatorModule + "/cmd/mpi-operator", Dir: binaries.K8s035, ColdBuild: "~4 min",
 		LDFlags: "-X github.com/kubeflow/mpi-operator/pkg/version.Version=" + MPIOperatorVersion}, // unstamped, it reports v2.0.0
 	Image:   regexp.MustCompile(`^((docker\.io/)?(mpioperator|kubeflow)/mpi-operator)[:@]`),
 	Prepare: prepareMPIOperatorPod,

@@ -96,7 +96,7 @@ func main() {
 		// Builds (or finds cached) every binary the tests and the demo use,
 		// with progress on stderr, before go test buffers package output.
 		var bins testenv.Binaries
-		bins, err = testenv.EnsureBinaries(ctx, os.Stderr, testenv.AllComponents()...)
+		bins, err = testenv.EnsureAllBinaries(ctx, os.Stderr)
 		if err == nil {
 			fmt.Fprintf(os.Stderr, "testenv: %d binaries ready\n", len(bins))
 		}

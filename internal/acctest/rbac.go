@@ -177,12 +177,10 @@ func LeastPrivilegeKubeconfig(t *testing.T, env *testenv.Env) string {
 		_, err := rbac.ClusterRoles().Create(ctx, &r, metav1.CreateOptions{})
 		create("ClusterRole "+r.Name, err, func() error { return rbac.ClusterRoles().Delete(ctx, r.Name, metav1.DeleteOptions{}) })
 	}
-	// What the control plane's ClusterRole aggregation would write into the
-	// provider's role: the union of the selected roles' rules. Tests write it
-	// themselves: testenv does not run clusterrole-aggregation-controller,
-	// whose server-side apply of an aggregated role can recreate one a chart
-	// uninstall has just deleted (seen with Kueue's kueue-batch-admin-role),
-	// leaving Helm's uninstall waiting for an object that keeps coming back.
+	// The provider's role created with the union of the selected roles'
+	// rules, which kube-controller-manager's ClusterRole aggregation (testenv
+	// runs it) writes the same: the token is usable at once, not after the
+	// controller's next sync.
 	aggregated := ex.Role.DeepCopy()
 	seen := map[string]bool{}
 	for _, r := range ex.Roles {

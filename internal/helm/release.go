@@ -272,13 +272,20 @@ func (r *Release) uninstall(ctx context.Context, removeCRDs bool, timeout time.D
 			crds = append(crds, crdObjects(rel.Chart)...)
 		}
 	}
+	// Helm deletes; the wait is ours (kube.WaitGone): Helm's would wait
+	// forever for an aggregated ClusterRole (Kueue's kueue-batch-admin-role)
+	// that kube-controller-manager's aggregation controller re-creates right
+	// after it is deleted together with its sources, and leave it behind.
+	gone := deleted(rel)
 	un := action.NewUninstall(cfg)
-	un.Wait = true
 	un.Timeout = timeout
 	un.DeletionPropagation = "background"
 	r.log("uninstalling release %s (revision %d)", r.ID(), rel.Version)
 	if _, err := un.Run(r.Name); err != nil {
 		return fmt.Errorf("uninstalling %s: %w", r.ID(), err)
+	}
+	if err := r.Client.WaitGone(ctx, gone, r.Namespace, kube.RecreatedByAggregation, r.Log); err != nil {
+		return fmt.Errorf("uninstalled %s, but waiting for its objects to be deleted: %w", r.ID(), err)
 	}
 	for _, crd := range crds {
 		r.log("removing CRD %s", crd.GetName())
@@ -287,6 +294,20 @@ func (r *Release) uninstall(ctx context.Context, removeCRDs bool, timeout time.D
 		}
 	}
 	return nil
+}
+
+// deleted are the objects of rel that an uninstall deletes: its manifest's,
+// but those Helm keeps (helm.sh/resource-policy: keep, as keepCRDs marks
+// CRDs).
+func deleted(rel *release.Release) []*unstructured.Unstructured {
+	objs, _ := Objects(rel)
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Objects parses a release's manifest (hooks excluded).

@@ -201,6 +201,8 @@ func (s *Set) delete(ctx context.Context, objs []*unstructured.Unstructured) err
 			return 1
 		case phase(o) == 1:
 			return 2
+		case o.Object["aggregationRule"] != nil:
+			return 4 // after its sources: deleting one makes the aggregation controller apply it again
 		}
 		return 3
 	}
@@ -248,6 +250,12 @@ func (s *Set) uninstall(ctx context.Context, rec *Record, removeCRDs bool) error
 	}
 	s.log("uninstalling %s %s", s.ID(), rec.Version)
 	if err := s.delete(ctx, objs); err != nil {
+		return fmt.Errorf("uninstalling %s: %w", s.ID(), err)
+	}
+	// A ClusterRole the aggregation controller re-created after it was
+	// deleted (kubeflow-mpijobs-admin aggregates roles deleted with it) is
+	// deleted again, not left behind (kube.WaitGone).
+	if err := s.Client.WaitGone(ctx, objs, s.Namespace, kube.RecreatedByAggregation, func(m string) { s.log("%s", m) }); err != nil {
 		return fmt.Errorf("uninstalling %s: %w", s.ID(), err)
 	}
 	if err := s.deleteRecord(ctx); err != nil {

@@ -207,6 +207,11 @@ func testAccKueue(t *testing.T, version, settings string, more []resource.TestSt
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(
 			kueueDeployment.Gone(env),
 			kueueCRD.Check(env, func(map[string]any) error { return nil }), // CRDs stay
+			// The cluster runs the ClusterRole aggregation controller, which
+			// re-creates an aggregated role deleted with its sources; the
+			// destroy deleted it again instead of waiting for it forever or
+			// leaving it behind.
+			kueueBatchAdmin.Gone(env), kueueBatchUser.Gone(env),
 		),
 	})
 }

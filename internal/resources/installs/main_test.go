@@ -67,6 +67,8 @@ var (
 	volcanoSched    = object("apps", "v1", "deployments", "volcano-system", "volcano-scheduler")
 	kueueCRD        = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "clusterqueues.kueue.x-k8s.io")
 	volcanoCRD      = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "podgroups.scheduling.volcano.sh")
+	kueueBatchAdmin = object("rbac.authorization.k8s.io", "v1", "clusterroles", "", "kueue-batch-admin-role")
+	kueueBatchUser  = object("rbac.authorization.k8s.io", "v1", "clusterroles", "", "kueue-batch-user-role")
 )
 
 // kueueBlock is an aiplatform_kueue from the module's v0.17.0 chart.

@@ -87,6 +87,11 @@ var DefaultControllers = []string{
 	"persistentvolume-binder-controller",
 	"persistentvolumeclaim-protection-controller",
 	"persistentvolume-protection-controller",
+	// Aggregated ClusterRoles (Kueue's batch-admin and batch-user roles, the
+	// MPI Operator's kubeflow-mpijobs-admin) get their sources' rules, as in
+	// every real cluster — and an uninstall meets its re-creation of an
+	// aggregated role deleted with its sources (kube.WaitGone).
+	"clusterrole-aggregation-controller",
 }
 
 // Ports are the loopback ports of the components.

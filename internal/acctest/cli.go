@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // Some scenarios run the real terraform (or tofu) CLI against the built
@@ -37,6 +39,15 @@ func providerBinary(t *testing.T) string {
 		// bin/ of the repository (git-ignored), overwritten by each run,
 		// rather than a temp dir no test could remove when all are done.
 		binDir = filepath.Join(repo, "bin", "acctest")
+		// Test packages run at once (go test -p 2) share it: one builds
+		// at a time, and go build leaves a binary with the same build ID
+		// as it is (another package's terraform may be running it).
+		release, err := process.MachineLock(context.Background(), "acctest-build", nil)
+		if err != nil {
+			buildErr = err
+			return
+		}
+		defer release()
 		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "terraform-provider-aiplatform"), ".")
 		cmd.Dir = repo
 		if out, err := cmd.CombinedOutput(); err != nil {

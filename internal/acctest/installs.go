@@ -2,13 +2,14 @@ package acctest
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // What install tests share: the charts they install offline and the
@@ -38,35 +39,22 @@ func KubeRayChart(t *testing.T) string {
 	return dir
 }
 
-// AwaitMPIOperatorPort waits until no MPI Operator runs on this machine: the
-// operator serves /healthz on the fixed port :8080 of all interfaces, so
-// testenv's pod runner can run one per machine, and other test packages
-// (internal/resources/installs and training, the fabric and install
-// examples) run theirs. The port counts as free at three looks a second
-// apart, not between two runs of another test. This is a wait for a shared
-// resource, not an assertion.
+// AwaitMPIOperatorPort waits until this test may run an MPI Operator, and
+// holds the turn until the test ends: the operator serves /healthz on the
+// fixed port :8080 of all interfaces, so one runs per machine, and other
+// test packages that go test runs at the same time (internal/resources/
+// installs and training, testenv, the fabric and install examples) run
+// theirs. The turn is testenv's machine lock podrunner.MPIOperatorLock,
+// which the pod runner holds too while an operator's pod runs. This is a
+// wait for a shared resource, not an assertion.
 func AwaitMPIOperatorPort(t *testing.T) {
 	t.Helper()
-	const bound = 15 * time.Minute
-	deadline := time.Now().Add(bound)
-	free, logged := 0, false
-	for free < 3 {
-		l, err := net.Listen("tcp", ":8080")
-		if err == nil {
-			_ = l.Close()
-			free++
-		} else {
-			free = 0
-			if time.Now().After(deadline) {
-				t.Fatalf("waited %s for port :8080 (the MPI Operator's fixed health port) to be free; last seen: %v", bound, err)
-			}
-			if !logged {
-				t.Logf("waiting for port :8080, taken by another MPI Operator on this machine: %v", err)
-				logged = true
-			}
-		}
-		if free < 3 {
-			time.Sleep(time.Second)
-		}
+	const bound = 20 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	release, err := process.MachineLock(ctx, podrunner.MPIOperatorLock, func(m string) { t.Log(m) })
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(release)
 }

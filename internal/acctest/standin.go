@@ -1,6 +1,7 @@
 package acctest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // A `moved` block from another provider's resource needs that provider
@@ -35,6 +37,12 @@ func UseSourceProviders(t *testing.T, w *Workspace) {
 			return
 		}
 		standinDir = filepath.Join(repo, "bin", "acctest-standin")
+		release, err := process.MachineLock(context.Background(), "acctest-build", nil) // as providerBinary
+		if err != nil {
+			standinErr = err
+			return
+		}
+		defer release()
 		for _, name := range []string{"kubernetes", "helm"} {
 			cmd := exec.Command("go", "build", "-o", filepath.Join(standinDir, name, "terraform-provider-"+name), "./internal/acctest/testdata/standin")
 			cmd.Dir = repo

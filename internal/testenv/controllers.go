@@ -126,6 +126,16 @@ func (e *Env) installControllers(ctx context.Context) error {
 			e.logf("%s %s: the pod runner runs its pods", a.Name, a.Binary.Version)
 			continue
 		}
+		if a.Exclusive != "" {
+			// Taken before the install, so that the install's wait for
+			// the controller does not count the turn of another test
+			// process's copy of it; held until Stop.
+			release, err := process.MachineLock(ctx, a.Exclusive, func(m string) { e.logf("%s: %s", a.Name, m) })
+			if err != nil {
+				return err
+			}
+			e.releases = append(e.releases, release)
+		}
 		if a.Install.Manifests != (podrunner.Source{}) {
 			if err := e.applyManifests(ctx, client, a); err != nil {
 				return err

@@ -43,6 +43,7 @@ type Env struct {
 	net         podrunner.Local            // egress proxy and pod runner (Options.Egress, PodRunner)
 	kubeletPort int                        // the fake nodes' kubelet port (pod runner's log endpoint)
 	stopStorage context.CancelFunc         // the storage provisioner (package nodes)
+	releases    []func()                   // machine locks of Options.Controllers (podrunner.Adapter.Exclusive)
 
 	mu      sync.Mutex
 	stopped bool
@@ -230,6 +231,9 @@ func (e *Env) Stop() error {
 	}
 	e.net.Stop()
 	e.procs.Stop()
+	for _, release := range e.releases {
+		release()
+	}
 	if e.removeDir {
 		return os.RemoveAll(e.Dir)
 	}

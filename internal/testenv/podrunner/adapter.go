@@ -57,6 +57,13 @@ type Adapter struct {
 	// none to wait for.
 	Answers func(ctx context.Context, client dynamic.Interface) error
 
+	// Exclusive names a machine lock (process.MachineLock) for what the
+	// controller cannot share with another copy of itself on this machine,
+	// such as a fixed port: a pod of it waits for the lock before it starts
+	// and holds it while it runs, so test packages that run at once (go test
+	// -p 2) take turns instead of failing. "" when it shares nothing.
+	Exclusive string
+
 	// Container, when set, is the only container name the adapter takes
 	// (with Image).
 	Container string

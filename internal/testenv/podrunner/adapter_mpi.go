@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // mpiOperatorAdapter runs the MPI Operator of a pod from its manifests
@@ -38,16 +39,19 @@ import (
 // constant; no flag moves it) and exits when that port is taken. The
 // manifests probe nothing, so nothing needs it; the adapter checks it is free
 // before starting and otherwise reports why in the pod's status. Hence one
-// MPI Operator per machine. It has no webhook; leader election uses
-// --lock-namespace (default mpi-operator), which any namespace works with.
+// MPI Operator per machine: its pods hold the machine lock "mpi-operator"
+// (Exclusive), for which another test process's operator waits. It has no
+// webhook; leader election uses --lock-namespace (default mpi-operator),
+// which any namespace works with.
 //
 // It ships no chart: Install applies its manifest file.
 var MPIOperator = &Adapter{
 	Name: "mpi-operator",
 	Binary: binaries.Spec{Name: "mpi-operator", Version: MPIOperatorVersion, Module: MPIOperatorModule, Package: MPIOperatorModule + "/cmd/mpi-operator", Dir: binaries.K8s035, ColdBuild: "~4 min",
 		LDFlags: "-X github.com/kubeflow/mpi-operator/pkg/version.Version=" + MPIOperatorVersion}, // unstamped, it reports v2.0.0
-	Image:   regexp.MustCompile(`^((docker\.io/)?(mpioperator|kubeflow)/mpi-operator)[:@]`),
-	Prepare: prepareMPIOperatorPod,
+	Image:     regexp.MustCompile(`^((docker\.io/)?(mpioperator|kubeflow)/mpi-operator)[:@]`),
+	Prepare:   prepareMPIOperatorPod,
+	Exclusive: MPIOperatorLock,
 	Install: Install{
 		Manifests: Source{Module: MPIOperatorModule, Version: MPIOperatorVersion, Dir: "deploy/v2beta1/mpi-operator.yaml"},
 		Namespace: "mpi-operator", Serves: "kubeflow.org/v2beta1",
@@ -62,6 +66,9 @@ const (
 )
 
 const (
+	// MPIOperatorLock is the machine lock the operator's pods hold (its
+	// fixed port); a test waits for it with process.MachineLock.
+	MPIOperatorLock = "mpi-operator"
 	// mpiOperatorHealthPort is the operator's fixed /healthz port.
 	mpiOperatorHealthPort = 8080
 )
@@ -71,7 +78,14 @@ func prepareMPIOperatorPod(lp *localPod) error {
 	if tag := strings.TrimPrefix(c.Image[strings.LastIndexAny(c.Image, ":@")+1:], "v"); tag != strings.TrimPrefix(MPIOperatorVersion, "v") {
 		lp.logf("image tag %s, but testenv runs the MPI Operator %s", tag, MPIOperatorVersion)
 	}
+	// Under the machine lock, a taken port is a copy of the operator this
+	// process is stopping (its pod deleted and created again), or a process
+	// that is not testenv's: a few seconds tell which.
 	l, err := net.Listen("tcp", fmt.Sprintf(":%d", mpiOperatorHealthPort))
+	for wait := 0; err != nil && wait < 60; wait++ {
+		time.Sleep(500 * time.Millisecond)
+		l, err = net.Listen("tcp", fmt.Sprintf(":%d", mpiOperatorHealthPort))
+	}
 	if err != nil {
 		return fmt.Errorf("the MPI Operator %s serves /healthz on the fixed port :%d (no flag moves it), which is taken on this machine: %v", MPIOperatorVersion, mpiOperatorHealthPort, err)
 	}

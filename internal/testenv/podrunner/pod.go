@@ -132,6 +132,20 @@ func (lp *localPod) run(ctx context.Context) {
 			return
 		}
 	}
+	if lock := lp.adapter.Exclusive; lock != "" {
+		release, err := process.MachineLock(ctx, lock, func(m string) {
+			lp.logf("%s", m)
+			lp.setStatus(ctx, nil, false, "testenv pod runner: "+m)
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				lp.logf("cannot run it: %v", err)
+				lp.setStatus(ctx, nil, false, fmt.Sprintf("testenv pod runner: %v", err))
+			}
+			return
+		}
+		defer release()
+	}
 	bin, err := lp.adapter.binary(lp.runner.bins, lp.container)
 	if err == nil {
 		err = lp.adapter.Prepare(lp)

@@ -27,7 +27,11 @@ var (
 	buildErr  error
 )
 
-// providerBinary builds the provider once per test binary into a temp dir.
+// buildLock is the machine lock the builds into bin/ take (providerBinary,
+// UseSourceProviders).
+const buildLock = "acctest-build"
+
+// providerBinary builds the provider once per test binary into bin/acctest.
 func providerBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -42,7 +46,7 @@ func providerBinary(t *testing.T) string {
 		// Test packages run at once (go test -p 2) share it: one builds
 		// at a time, and go build leaves a binary with the same build ID
 		// as it is (another package's terraform may be running it).
-		release, err := process.MachineLock(context.Background(), "acctest-build", nil)
+		release, err := process.MachineLock(context.Background(), buildLock, nil)
 		if err != nil {
 			buildErr = err
 			return

@@ -37,7 +37,7 @@ func UseSourceProviders(t *testing.T, w *Workspace) {
 			return
 		}
 		standinDir = filepath.Join(repo, "bin", "acctest-standin")
-		release, err := process.MachineLock(context.Background(), "acctest-build", nil) // as providerBinary
+		release, err := process.MachineLock(context.Background(), buildLock, nil)
 		if err != nil {
 			standinErr = err
 			return

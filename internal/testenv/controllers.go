@@ -134,7 +134,9 @@ func (e *Env) installControllers(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			e.mu.Lock() // as Stop reads it
 			e.releases = append(e.releases, release)
+			e.mu.Unlock()
 		}
 		if a.Install.Manifests != (podrunner.Source{}) {
 			if err := e.applyManifests(ctx, client, a); err != nil {

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/planned"
 )
 
 // Conflict rules: pairs of installs that cannot live in one cluster as
@@ -47,6 +47,9 @@ type Install struct {
 // ID is the release's "namespace/name".
 func (in Install) ID() string { return in.Namespace + "/" + in.Name }
 
+// FactKey keys a planned install in the run's registry (internal/planned).
+func (in Install) FactKey() string { return in.Chart + " " + in.ID() }
+
 // A Conflict is what a rule found wrong with an install.
 type Conflict struct {
 	Summary string // the diagnostic's title
@@ -74,54 +77,35 @@ var rules = []Rule{
 	kserveKnativeMode,
 }
 
-// CheckConflicts records in as planned in the run of c and returns the first
-// conflict of the rules that judge its chart (nil when there is none).
+// CheckConflicts records in as planned in the run of c (internal/planned,
+// the registry every resource of the run records its plan in) and returns
+// the first conflict of the rules that judge its chart (nil when there is
+// none).
 func CheckConflicts(ctx context.Context, c *kube.Client, in Install) (*Conflict, error) {
-	planned := runOf(c).plan(in)
+	others := plan(planned.Of(c), in)
 	for _, r := range rules {
 		if !slices.Contains(r.Charts, in.Chart) {
 			continue
 		}
-		if conflict, err := r.Check(ctx, c, in, planned); conflict != nil || err != nil {
+		if conflict, err := r.Check(ctx, c, in, others); conflict != nil || err != nil {
 			return conflict, err
 		}
 	}
 	return nil, nil
 }
 
-// run is what one provider run (one configured client) has planned.
-type run struct {
-	mu      sync.Mutex
-	planned map[string]Install // chart + " " + namespace/name → install
-}
-
-var runs sync.Map // *kube.Client → *run
-
-func runOf(c *kube.Client) *run {
-	v, _ := runs.LoadOrStore(c, &run{planned: map[string]Install{}})
-	return v.(*run)
-}
-
-// plan records in and returns the other installs planned, sorted by chart
-// and ID.
-func (r *run) plan(in Install) []Install {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	self := in.Chart + " " + in.ID()
-	r.planned[self] = in
-	var out []Install
-	for k, p := range r.planned {
-		if k != self {
-			out = append(out, p)
+// plan records in as planned in run and returns the other installs
+// planned, sorted by chart and ID.
+func plan(run *planned.Run, in Install) []Install {
+	planned.Record(run, in)
+	others := planned.Others[Install](run, in.FactKey())
+	sort.SliceStable(others, func(i, j int) bool {
+		if others[i].Chart != others[j].Chart {
+			return others[i].Chart < others[j].Chart
 		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Chart != out[j].Chart {
-			return out[i].Chart < out[j].Chart
-		}
-		return out[i].ID() < out[j].ID()
+		return others[i].ID() < others[j].ID()
 	})
-	return out
+	return others
 }
 
 // ofChart returns the installs of one chart.

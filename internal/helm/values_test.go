@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chartutil"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/planned"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
 
@@ -178,10 +179,10 @@ func TestKueueConfigRoundTrip(t *testing.T) {
 // Each planned install sees the others of its run, sorted by chart and ID,
 // and never itself; a re-plan replaces its earlier record.
 func TestConflictRunRecordsPlans(t *testing.T) {
-	r := &run{planned: map[string]Install{}}
-	r.plan(Install{Chart: "Volcano", Namespace: "volcano-system", Name: "volcano"})
-	r.plan(Install{Chart: "Kueue", Namespace: "b", Name: "kueue"})
-	got := r.plan(Install{Chart: "Kueue", Namespace: "a", Name: "kueue", Config: KueueConfig{Frameworks: []string{"pod"}}})
+	r := planned.Of(new(int)) // a run of its own
+	plan(r, Install{Chart: "Volcano", Namespace: "volcano-system", Name: "volcano"})
+	plan(r, Install{Chart: "Kueue", Namespace: "b", Name: "kueue"})
+	got := plan(r, Install{Chart: "Kueue", Namespace: "a", Name: "kueue", Config: KueueConfig{Frameworks: []string{"pod"}}})
 	var ids []string
 	for _, in := range got {
 		ids = append(ids, in.Chart+" "+in.ID())
@@ -189,7 +190,7 @@ func TestConflictRunRecordsPlans(t *testing.T) {
 	if !slices.Equal(ids, []string{"Kueue b/kueue", "Volcano volcano-system/volcano"}) {
 		t.Fatalf("others planned: %v", ids)
 	}
-	got = r.plan(Install{Chart: "Volcano", Namespace: "volcano-system", Name: "volcano"})
+	got = plan(r, Install{Chart: "Volcano", Namespace: "volcano-system", Name: "volcano"})
 	if k := ofChart(got, "Kueue"); len(k) != 2 || !k[0].Config.(KueueConfig).TakesUnlabelled() {
 		t.Fatalf("Kueue installs seen by Volcano: %+v", k)
 	}

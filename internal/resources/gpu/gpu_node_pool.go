@@ -24,7 +24,9 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/planned"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -189,6 +191,11 @@ func (r *nodePool) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	}
 	if m.ID.IsUnknown() {
 		m.ID = m.Name
+	}
+	// The labels this pool gives its nodes, for the checks of resources
+	// that select nodes by them (internal/rules), planned in the same run.
+	if !m.Name.IsUnknown() {
+		resp.Diagnostics.Append(rules.Plan(ctx, r.client, planned.NodePool{Name: m.Name.ValueString(), Selector: m.selector(), Labels: object.Labels(m.Labels)})...)
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -339,14 +340,17 @@ func (r *releaseResource[T, P]) checkConflicts(ctx context.Context, m *T) diag.D
 		}
 	}
 	b := P(m).release()
-	conflict, err := helm.CheckConflicts(ctx, r.client, helm.Install{
-		Chart: r.spec.Chart.Product, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(), Config: cfg,
-	})
+	in := helm.Install{Chart: r.spec.Chart.Product, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(), Config: cfg}
+	conflict, err := helm.CheckConflicts(ctx, r.client, in)
 	switch {
 	case err != nil:
 		diags.AddError(fmt.Sprintf("Cannot check %s against the cluster", r.spec.Chart.Product), err.Error())
 	case conflict != nil:
 		diags.AddError(conflict.Summary, conflict.Detail)
+	default:
+		// The checks of other resources that read this install (a
+		// runtime's gang against Kueue's integrations).
+		diags.Append(rules.Plan(ctx, r.client, in)...)
 	}
 	return diags
 }

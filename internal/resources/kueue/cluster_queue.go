@@ -1,7 +1,6 @@
 package kueue
 
 import (
-	"context"
 	"fmt"
 	"math"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
@@ -180,12 +178,10 @@ func NewClusterQueue() resource.Resource {
 			"admission_checks_strategy": admissionChecksStrategyAttribute(),
 			"resource_groups":           resourceGroupsAttribute("ClusterQueue"),
 		},
-		Fields:   clusterQueueFields,
-		Read:     readClusterQueue,
-		Validate: validateClusterQueue,
-		ModifyPlan: func(ctx context.Context, c *kube.Client, plan *clusterQueueModel) diag.Diagnostics {
-			return planQuotas(ctx, c, plan.ResourceGroups)
-		},
+		Fields:     clusterQueueFields,
+		Read:       readClusterQueue,
+		Validate:   validateClusterQueue,
+		ModifyPlan: planClusterQueue,
 	})
 }
 

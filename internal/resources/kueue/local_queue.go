@@ -47,6 +47,7 @@ func NewLocalQueue() resource.Resource {
 			object.Put(spec, "stopPolicy", m.StopPolicy)
 			return map[string]any{"spec": spec}
 		},
+		ModifyPlan: planLocalQueue,
 		Read: func(live map[string]any, m *localQueueModel) {
 			m.ClusterQueue = object.String(object.Field(live, "spec", "clusterQueue"), m.ClusterQueue)
 			m.StopPolicy = object.String(object.Field(live, "spec", "stopPolicy"), m.StopPolicy)

@@ -3,6 +3,7 @@ package kueue
 import (
 	"context"
 	"fmt"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -18,12 +19,9 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
-// MultiKueueConfig and MultiKueueCluster are served at v1beta1 too;
-// MultiKueueConfig with the same fields, MultiKueueCluster with its
-// kubeconfig one level higher (multiKueueClusterV1beta1).
 var (
-	multiKueueConfigKind  = kind("multikueueconfigs", "MultiKueueConfig", false, nil)
-	multiKueueClusterKind = kind("multikueueclusters", "MultiKueueCluster", false, multiKueueClusterV1beta1)
+	multiKueueConfigKind  = catalog.KueueMultiKueueConfig
+	multiKueueClusterKind = catalog.KueueMultiKueueCluster
 )
 
 type multiKueueConfigModel struct {
@@ -96,26 +94,4 @@ func dropForeignClusters(ctx context.Context, c *kube.Client, m *multiKueueConfi
 	}
 	readMultiKueueConfig(out.Object, m)
 	return diags
-}
-
-// multiKueueClusterV1beta1 converts a MultiKueueCluster between v1beta2's
-// spec.clusterSource.kubeConfig and v1beta1's spec.kubeConfig.
-func multiKueueClusterV1beta1(obj map[string]any, _ string, down bool) {
-	spec, _ := obj["spec"].(map[string]any)
-	if spec == nil {
-		return
-	}
-	if down {
-		if src, ok := spec["clusterSource"].(map[string]any); ok {
-			if kc, ok := src["kubeConfig"]; ok {
-				spec["kubeConfig"] = kc
-			}
-			delete(spec, "clusterSource")
-		}
-		return
-	}
-	if kc, ok := spec["kubeConfig"]; ok {
-		spec["clusterSource"] = map[string]any{"kubeConfig": kc}
-		delete(spec, "kubeConfig")
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 )
 
 const goodKubeconfig = `apiVersion: v1
@@ -49,11 +51,11 @@ func TestCheckKubeconfig(t *testing.T) {
 func TestMultiKueueClusterV1beta1RoundTrip(t *testing.T) {
 	v2 := map[string]any{"spec": map[string]any{"clusterSource": map[string]any{"kubeConfig": map[string]any{"locationType": "Secret", "location": "w"}}}}
 	obj := map[string]any{"spec": map[string]any{"clusterSource": map[string]any{"kubeConfig": map[string]any{"locationType": "Secret", "location": "w"}}}}
-	multiKueueClusterV1beta1(obj, "v1beta1", true)
+	catalog.MultiKueueClusterV1beta1(obj, "v1beta1", true)
 	if want := map[string]any{"spec": map[string]any{"kubeConfig": map[string]any{"locationType": "Secret", "location": "w"}}}; !reflect.DeepEqual(obj, want) {
 		t.Fatalf("down: %v, want %v", obj, want)
 	}
-	multiKueueClusterV1beta1(obj, "v1beta1", false)
+	catalog.MultiKueueClusterV1beta1(obj, "v1beta1", false)
 	if !reflect.DeepEqual(obj, v2) {
 		t.Fatalf("up: %v, want %v", obj, v2)
 	}

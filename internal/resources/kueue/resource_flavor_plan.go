@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 )
 
 // maxNamedNodes bounds how many nodes a warning names.
@@ -22,6 +23,9 @@ const maxNamedNodes = 5
 // does not exist yet (created in the same apply) there is nothing to compare.
 func planResourceFlavor(ctx context.Context, c *kube.Client, m *resourceFlavorModel) diag.Diagnostics {
 	var diags diag.Diagnostics
+	if c != nil && object.Known(m.Name) {
+		diags.Append(rules.Plan(ctx, c, resourceFlavorFact(m))...)
+	}
 	if c == nil || !object.Known(m.TopologyName) || !object.Known(m.NodeLabels) {
 		return diags
 	}

@@ -1,25 +1,12 @@
 package serving
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
-
-// The selector check names each label that misses, in key order.
-func TestSelectorMisses(t *testing.T) {
-	got := selectorMisses(map[string]string{"app": "vllm", "tier": "serving", "model": "llama"}, map[string]string{"app": "sglang", "tier": "serving"})
-	want := []string{`app is "sglang" on the pods, "vllm" in the selector`, "the pods have no label model"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	if got := selectorMisses(map[string]string{"app": "vllm"}, map[string]string{"app": "vllm", "extra": "x"}); got != nil {
-		t.Errorf("a subset matches: got %q", got)
-	}
-}
 
 // The picker's args as the resource writes them read back into the same
 // attributes: the managed flags are not picker_args.

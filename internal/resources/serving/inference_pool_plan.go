@@ -3,8 +3,6 @@ package serving
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 )
 
 // Plan: the checks without I/O (Validate: names, ports, the picker's flags
@@ -135,25 +134,10 @@ func planInferencePool(ctx context.Context, c *kube.Client, m *inferencePoolMode
 	}
 	selector := object.Labels(m.Selector)
 	ns := m.Namespace.ValueString()
-	if g := m.ServingGroup; g != nil && object.Known(g.Kind) && object.Known(g.Name) {
-		podLabels, from, err := servingGroupLabels(ctx, c, ns, g)
-		if err != nil {
-			diags.AddAttributeError(path.Root("serving_group"), "Cannot read the serving group", err.Error())
-			return object.WithPaths(diags)
-		}
-		if podLabels != nil {
-			if missing := selectorMisses(selector, podLabels); len(missing) > 0 {
-				diags.AddAttributeError(path.Root("selector"), "Selector does not match the serving group",
-					fmt.Sprintf("the pool would select no pod of %s %s/%s: %s. selector: %s; the group's pod labels (%s): %s.",
-						g.Kind.ValueString(), ns, g.Name.ValueString(), strings.Join(missing, "; "),
-						formatLabels(selector), from, formatLabels(podLabels)))
-				return object.WithPaths(diags)
-			}
-		} else {
-			diags.AddAttributeWarning(path.Root("serving_group"), "Serving group not checked",
-				fmt.Sprintf("%s %s/%s does not exist yet and serving_group.labels is not set, so the selector could not be compared with its pods' labels.",
-					g.Kind.ValueString(), ns, g.Name.ValueString()))
-		}
+	// The selector against the serving group's pod labels, as planned in
+	// this run, else live, else serving_group.labels (internal/rules).
+	if diags.Append(rules.Plan(ctx, c, inferencePoolFact(m))...); diags.HasError() {
+		return object.WithPaths(diags)
 	}
 	pods, err := c.PodsMatching(ctx, ns, labels.SelectorFromSet(selector).String())
 	if err != nil {
@@ -169,68 +153,7 @@ func planInferencePool(ctx context.Context, c *kube.Client, m *inferencePoolMode
 	if live == 0 {
 		diags.AddAttributeWarning(path.Root("selector"), "No pod matches the selector",
 			fmt.Sprintf("no pod in namespace %s has the labels %s yet: the picker has no endpoint to pick until the serving group's pods run "+
-				"(and the gateway answers %s meanwhile).", ns, formatLabels(selector), map[string]string{"FailOpen": "by picking itself", "FailClose": "with errors"}[m.FailureMode.ValueString()]))
+				"(and the gateway answers %s meanwhile).", ns, rules.FormatLabels(selector), map[string]string{"FailOpen": "by picking itself", "FailClose": "with errors"}[m.FailureMode.ValueString()]))
 	}
 	return object.WithPaths(diags)
-}
-
-// servingGroupLabels are the labels the serving group's pods carry: its
-// live pod template's (for a LeaderWorkerSet, with the label its
-// controller adds to every pod), else serving_group.labels; nil when
-// neither is known. from says which.
-func servingGroupLabels(ctx context.Context, c *kube.Client, ns string, g *poolServingGroup) (map[string]string, string, error) {
-	kind, name := g.Kind.ValueString(), g.Name.ValueString()
-	k, tmplPath := deploymentKind, []string{"spec", "template", "metadata", "labels"}
-	if kind == "LeaderWorkerSet" {
-		k, tmplPath = lwsKind, []string{"spec", "leaderWorkerTemplate", "workerTemplate", "metadata", "labels"}
-	}
-	live, found, err := c.Get(ctx, k, kube.Ref{Namespace: ns, Name: name})
-	if err != nil && !(kind == "LeaderWorkerSet" && strings.Contains(err.Error(), "not installed")) {
-		return nil, "", err
-	}
-	if found {
-		out := map[string]string{}
-		for key, v := range object.Fields(live.Object, tmplPath...) {
-			out[key], _ = v.(string)
-		}
-		if kind == "LeaderWorkerSet" {
-			out["leaderworkerset.sigs.k8s.io/name"] = name
-		}
-		return out, "live " + kind + " pod template", nil
-	}
-	if g.Labels.IsNull() || g.Labels.IsUnknown() {
-		return nil, "", nil
-	}
-	out := object.Labels(g.Labels)
-	if kind == "LeaderWorkerSet" {
-		out = maps.Clone(out)
-		out["leaderworkerset.sigs.k8s.io/name"] = name
-	}
-	return out, "serving_group.labels", nil
-}
-
-// selectorMisses lists how selector fails to match labels.
-func selectorMisses(selector, labels map[string]string) []string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(selector)) {
-		v, ok := labels[k]
-		switch {
-		case !ok:
-			out = append(out, fmt.Sprintf("the pods have no label %s", k))
-		case v != selector[k]:
-			out = append(out, fmt.Sprintf("%s is %q on the pods, %q in the selector", k, v, selector[k]))
-		}
-	}
-	return out
-}
-
-func formatLabels(m map[string]string) string {
-	if len(m) == 0 {
-		return "{}"
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+"="+m[k])
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }

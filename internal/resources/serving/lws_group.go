@@ -159,7 +159,7 @@ func NewLWSGroup() resource.Resource {
 		Fields:       lwsFields,
 		Read:         readLWS,
 		Validate:     validateLWS,
-		ModifyPlan:   planLWS,
+		ModifyPlan:   withPlanned(planLWS, planLWSPods),
 		AfterApply:   waitLWS,
 		ApplyTimeout: lwsWaitTimeout,
 		ImportReport: importReport,

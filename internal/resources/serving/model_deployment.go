@@ -129,7 +129,7 @@ func NewModelDeployment() resource.Resource {
 		Fields:     modelDeploymentFields,
 		Read:       readModelDeployment,
 		Validate:   validateModelDeployment,
-		ModifyPlan: planModelDeployment,
+		ModifyPlan: withPlanned(planModelDeployment, planDeploymentPods),
 		AfterApply: afterModelDeployment,
 		// The wait for readiness: timeouts.create/update, the deprecated
 		// timeout filling in.

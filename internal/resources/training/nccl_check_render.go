@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
@@ -27,7 +28,7 @@ const (
 const (
 	checkLabel        = "aiplatform.terraform.io/nccl-check"
 	managedByLabel    = "app.kubernetes.io/managed-by"
-	queueLabel        = "kueue.x-k8s.io/queue-name"
+	queueLabel        = catalog.KueueQueueLabel
 	launcherContainer = "launcher"
 	workerContainer   = "worker"
 	launcherRole      = "launcher"

@@ -90,13 +90,13 @@ func proposed(config checkModel, prior *checkModel) checkModel {
 	return p
 }
 
-type planned struct {
+type plannedCheck struct {
 	model   checkModel
 	replace tfpath.Paths
 	diags   diag.Diagnostics
 }
 
-func modifyPlan(t *testing.T, c *kube.Client, config checkModel, prior *checkModel) planned {
+func modifyPlan(t *testing.T, c *kube.Client, config checkModel, prior *checkModel) plannedCheck {
 	t.Helper()
 	ctx := context.Background()
 	sch := checkSchema(t)
@@ -120,7 +120,7 @@ func modifyPlan(t *testing.T, c *kube.Client, config checkModel, prior *checkMod
 	req := resource.ModifyPlanRequest{Config: cfg, Plan: plan, State: state}
 	resp := resource.ModifyPlanResponse{Plan: plan}
 	(&ncclCheck{client: c}).ModifyPlan(ctx, req, &resp)
-	var out planned
+	var out plannedCheck
 	out.diags, out.replace = resp.Diagnostics, resp.RequiresReplace
 	if d := resp.Plan.Get(ctx, &out.model); d.HasError() {
 		t.Fatal(d)

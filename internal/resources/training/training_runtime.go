@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
@@ -60,7 +61,7 @@ const (
 	frameworkLabel       = "trainer.kubeflow.org/framework"
 	ancestorLabel        = "trainer.kubeflow.org/trainjob-ancestor-step"
 	ancestorTrainer      = "trainer"
-	runtimeQueueLabel    = "kueue.x-k8s.io/queue-name"
+	runtimeQueueLabel    = catalog.KueueQueueLabel
 	checkpointVolume     = "checkpoint"
 	defaultCheckpointDir = "/checkpoints"
 	defaultCheckpointEnv = "CHECKPOINT_DIR"

@@ -7,27 +7,24 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	corev1 "k8s.io/api/core/v1"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/planned"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 )
 
-// Plan: checks across attributes (Validate, no I/O) and against the live
-// cluster (ModifyPlan): nodes, the gang queue's quota, Kueue's integrations,
-// Volcano.
+// Plan: checks across attributes (Validate, no I/O), then across resources
+// (ModifyPlan, internal/rules): nodes, the gang queue's quota and flavors,
+// Kueue's integrations — as this run plans them, else live — and Volcano.
 
-// KueueTrainJobIntegration is the Kueue integration that admits TrainJobs:
-// Kueue reads the queue from the TrainJob's label and suspends it (0 pods)
-// until the whole gang is admitted.
-const KueueTrainJobIntegration = "trainer.kubeflow.org/trainjob"
-
-// KueueJobIntegration is Kueue's batch/job integration.
-const KueueJobIntegration = "batch/job"
+// The Kueue integrations a runtime needs (internal/catalog states them).
+const (
+	KueueTrainJobIntegration = catalog.KueueTrainJobIntegration
+	KueueJobIntegration      = catalog.KueueJobIntegration
+)
 
 // Environment variables Trainer v2.3.0 injects (its reserved names).
 var (
@@ -35,15 +32,7 @@ var (
 	mpiReserved   = []string{"OMPI_MCA_orte_default_hostfile", "OMPI_MCA_plm_rsh_args", "OMPI_MCA_orte_keep_fqdn_hostnames", "OMPI_MCA_orte_set_default_slots"}
 )
 
-var (
-	localQueueKind = kube.Kind{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "localqueues", Kind: "LocalQueue",
-		Namespaced: true, Alternates: []string{"v1beta1"}}
-	clusterQueueKind = kube.Kind{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues", Kind: "ClusterQueue",
-		Alternates: []string{"v1beta1"}}
-	resourceFlavorKind = kube.Kind{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors", Kind: "ResourceFlavor",
-		Alternates: []string{"v1beta1"}}
-	volcanoPodGroupKind = kube.Kind{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups", Kind: "PodGroup", Namespaced: true}
-)
+var volcanoPodGroupKind = kube.Kind{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups", Kind: "PodGroup", Namespaced: true}
 
 func validateRuntime(m *runtimeModel) diag.Diagnostics {
 	var diags diag.Diagnostics
@@ -150,22 +139,16 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // planRuntime computes kind and gpus_total and checks the runtime against
-// the live nodes, the gang's queue and schedulers.
+// the nodes, the gang's queue and Kueue (internal/rules: as planned in this
+// run, else live) and against the schedulers.
 func planRuntime(ctx context.Context, c *kube.Client, m *runtimeModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	setComputed(m)
-	if c == nil || !object.Known(m.NumNodes) || m.Resources != nil && !object.Known(m.Resources.GPUs) {
+	if c == nil || !object.Known(m.NumNodes) || m.Resources != nil && !object.Known(m.Resources.GPUs) ||
+		!object.Known(m.Name) || m.namespaced() && !object.Known(m.Namespace) {
 		return diags
 	}
-	gpus, nodes := m.gpus(), m.NumNodes.ValueInt64()
-	if gpus > 0 && !m.NodeSelector.IsUnknown() {
-		diags.Append(checkNodes(ctx, c, m, gpus, nodes)...)
-	}
-	queued := m.Gang != nil && object.Known(m.Gang.KueueQueue)
-	diags.Append(checkKueueIntegrations(ctx, c, queued)...)
-	if queued {
-		diags.Append(checkKueue(ctx, c, m, m.Gang.KueueQueue.ValueString(), gpus, nodes)...)
-	}
+	diags.Append(rules.Plan(ctx, c, runtimeFact(m))...)
 	if g := m.Gang; g != nil && g.Scheduler.ValueString() == SchedulerVolcano {
 		if served, err := c.Served(ctx, volcanoPodGroupKind); err == nil && !served {
 			p := path.Root("gang").AtName("scheduler")
@@ -177,250 +160,18 @@ func planRuntime(ctx context.Context, c *kube.Client, m *runtimeModel) diag.Diag
 	return diags
 }
 
-func gpuAlloc(n *corev1.Node, res string) int64 {
-	q := n.Status.Allocatable[corev1.ResourceName(res)]
-	return q.Value()
-}
-
-// checkNodes: one node must hold a pod's GPUs, and the matching nodes must
-// hold num_nodes such pods at once.
-func checkNodes(ctx context.Context, c *kube.Client, m *runtimeModel, gpus, nodes int64) diag.Diagnostics {
-	var diags diag.Diagnostics
-	all, err := c.Nodes(ctx)
-	if err != nil {
-		diags.AddWarning("Cannot read the cluster's nodes", "GPUs per node are not checked: "+err.Error())
-		return diags
-	}
-	selector := object.Labels(m.NodeSelector)
-	sel := capacity.Select(all, selector)
-	pg := path.Root("resources_per_node").AtName("gpus")
-	where := "node_selector " + object.SelectorString(selector)
-	if len(selector) == 0 {
-		where = "no node_selector (all nodes)"
-	}
-	if len(sel) == 0 {
-		diags.AddAttributeWarning(pg, "No node matches the runtime",
-			fmt.Sprintf("%s: no node matches %s, so the GPUs per node cannot be checked; TrainJobs stay Pending until such nodes join.", pg, where))
-		return diags
-	}
-	res := m.gpuResource()
-	most, biggest, fit, total := int64(0), "", int64(0), int64(0)
-	for _, n := range sel {
-		a := gpuAlloc(n, res)
-		if a > most || biggest == "" {
-			most, biggest = a, n.Name
-		}
-		fit += a / gpus
-		total += a
-	}
-	if gpus > most {
-		diags.AddAttributeError(pg, "More GPUs per node than a node has",
-			fmt.Sprintf("%s: each node of a TrainJob asks for %d %s, but the %d nodes matching %s have at most %d allocatable (%s); no pod could "+
-				"ever be scheduled. Lower gpus to at most %d (and raise num_nodes), or select a pool with larger nodes.",
-				pg, gpus, res, len(sel), where, most, biggest, most))
-		return diags
-	}
-	if nodes > fit {
-		pn := path.Root("num_nodes")
-		diags.AddAttributeError(pn, "The gang does not fit the nodes",
-			fmt.Sprintf("%s: a TrainJob needs %d nodes × %d %s = %d at once, but the %d nodes matching %s have %d allocatable and room for only %d such pods; "+
-				"the gang could never start. Lower num_nodes to at most %d, or grow the pool.",
-				pn, nodes, gpus, res, nodes*gpus, len(sel), where, total, fit, fit))
-	}
-	return diags
-}
-
-// checkKueueIntegrations reads the live Kueue configuration (when there is
-// one): with a gang queue it must have the TrainJob integration; and, with or
-// without, batch/job: Kueue v0.17.0's chart registers its Job webhook
-// whatever the integrations, and that webhook fails every Job (a TrainJob's
-// JobSet's too) while batch/job is off (seen with the real Kueue in testenv).
-func checkKueueIntegrations(ctx context.Context, c *kube.Client, queued bool) diag.Diagnostics {
-	var diags diag.Diagnostics
-	installs, err := helm.LiveKueue(ctx, c)
-	if err != nil || len(installs) == 0 {
-		return diags
-	}
-	var frameworks []string
-	for _, in := range installs {
-		if cfg, ok := in.Config.(helm.KueueConfig); ok {
-			frameworks = append(frameworks, cfg.Frameworks...)
-		}
-	}
-	var missing []string
-	if queued && !slices.Contains(frameworks, KueueTrainJobIntegration) {
-		missing = append(missing, KueueTrainJobIntegration)
-	}
-	if !slices.Contains(frameworks, KueueJobIntegration) {
-		missing = append(missing, KueueJobIntegration)
-	}
-	if len(missing) == 0 {
-		return diags
-	}
-	why := fmt.Sprintf("the live Kueue configuration (%s) lacks the integration(s) %q. ", installs[0].Found, missing)
-	if slices.Contains(missing, KueueTrainJobIntegration) {
-		why += "Without " + KueueTrainJobIntegration + " Kueue neither holds this runtime's TrainJobs nor admits their gang: they would start at once, without quota. "
-	}
-	if slices.Contains(missing, KueueJobIntegration) {
-		why += "Without " + KueueJobIntegration + " Kueue's Job webhook (which its chart registers anyway) refuses every Job, so a TrainJob's JobSet could create none. "
-	}
-	why += "Add them to aiplatform_kueue's integrations."
-	if queued {
-		p := path.Root("gang").AtName("kueue_queue")
-		diags.AddAttributeError(p, "Kueue cannot admit this runtime's TrainJobs", p.String()+": "+why)
-	} else {
-		diags.AddWarning("Kueue would refuse this runtime's Jobs", why)
-	}
-	return diags
-}
-
-// checkKueue: the queue's ClusterQueue can hold the whole gang in one flavor.
-func checkKueue(ctx context.Context, c *kube.Client, m *runtimeModel, queue string, gpus, nodes int64) diag.Diagnostics {
-	var diags diag.Diagnostics
-	p := path.Root("gang").AtName("kueue_queue")
-	if gpus == 0 {
-		return diags
-	}
-	var lqs []map[string]any
+// runtimeFact is what the runtime records in the run's plan registry.
+func runtimeFact(m *runtimeModel) planned.TrainingRuntime {
+	f := planned.TrainingRuntime{Kind: "ClusterTrainingRuntime", Name: m.Name.ValueString(), Nodes: m.NumNodes.ValueInt64(),
+		GPUsPerNode: m.gpus(), GPUResource: m.gpuResource(), SelectorKnown: !m.NodeSelector.IsUnknown()}
 	if m.namespaced() {
-		if !object.Known(m.Namespace) {
-			return diags
-		}
-		lq, found, err := c.Get(ctx, localQueueKind, kube.Ref{Namespace: m.Namespace.ValueString(), Name: queue})
-		if err != nil {
-			return diags
-		}
-		if found {
-			lqs = append(lqs, lq.Object)
-		}
-	} else {
-		list, err := c.ObjectsNamed(ctx, localQueueKind, queue)
-		if err != nil {
-			return diags
-		}
-		for i := range list {
-			lqs = append(lqs, list[i].Object)
-		}
+		f.Kind, f.Namespace = "TrainingRuntime", m.Namespace.ValueString()
 	}
-	if len(lqs) == 0 {
-		diags.AddAttributeWarning(p, "LocalQueue not found",
-			fmt.Sprintf("%s: no LocalQueue %q exists yet, so the gang's quota cannot be checked; TrainJobs naming it wait until it does.", p, queue))
-		return diags
+	if f.SelectorKnown {
+		f.NodeSelector = object.Labels(m.NodeSelector)
 	}
-	checked := map[string]bool{}
-	for _, lq := range lqs {
-		cqName, _ := object.Field(lq, "spec", "clusterQueue").(string)
-		if cqName == "" || checked[cqName] {
-			continue
-		}
-		checked[cqName] = true
-		cq, found, err := c.Get(ctx, clusterQueueKind, kube.Ref{Name: cqName})
-		if err != nil || !found {
-			continue
-		}
-		diags.Append(checkQuota(ctx, c, m, p, cq.Object, gpus, nodes)...)
+	if g := m.Gang; g != nil && object.Known(g.KueueQueue) {
+		f.Queue = g.KueueQueue.ValueString()
 	}
-	return diags
-}
-
-// flavorQuota is one flavor's GPUs in a ClusterQueue.
-type flavorQuota struct {
-	name      string
-	nominal   int64
-	borrowing int64 // -1: unbounded (a cohort without a borrowing limit)
-}
-
-func checkQuota(ctx context.Context, c *kube.Client, m *runtimeModel, p path.Path, cq map[string]any, gpus, nodes int64) diag.Diagnostics {
-	var diags diag.Diagnostics
-	res := m.gpuResource()
-	cqName, _ := object.Field(cq, "metadata", "name").(string)
-	cohort := object.Field(cq, "spec", "cohortName") != nil || object.Field(cq, "spec", "cohort") != nil
-	var flavors []flavorQuota
-	for _, rg := range object.Items(cq, "spec", "resourceGroups") {
-		for _, f := range object.Items(rg, "flavors") {
-			for _, r := range object.Items(f, "resources") {
-				if r["name"] != res {
-					continue
-				}
-				fq := flavorQuota{name: fmt.Sprint(f["name"]), nominal: quantity(r["nominalQuota"])}
-				switch {
-				case r["borrowingLimit"] != nil:
-					fq.borrowing = quantity(r["borrowingLimit"])
-				case cohort:
-					fq.borrowing = -1
-				}
-				flavors = append(flavors, fq)
-			}
-		}
-	}
-	need := gpus * nodes
-	if len(flavors) == 0 {
-		diags.AddAttributeError(p, "The queue has no GPU quota",
-			fmt.Sprintf("%s: ClusterQueue %q has no quota for %s, so Kueue could never admit a TrainJob of this runtime (%d %s).", p, cqName, res, need, res))
-		return diags
-	}
-	best, bounded := int64(0), true
-	for _, f := range flavors {
-		if f.borrowing < 0 {
-			bounded = false
-		}
-		best = max(best, f.nominal+max(f.borrowing, 0))
-	}
-	if bounded && need > best {
-		diags.AddAttributeError(p, "The gang exceeds the queue's quota",
-			fmt.Sprintf("%s: a TrainJob of this runtime needs %d nodes × %d = %d %s admitted at once, but ClusterQueue %q holds at most %d in one flavor "+
-				"(nominal quota plus borrowing limit; Kueue admits a gang whole or not at all), so every TrainJob would stay suspended with 0 pods. "+
-				"Lower num_nodes or gpus, or raise the queue's quota.", p, nodes, gpus, need, res, cqName, best))
-		return diags
-	}
-	// Kueue checks quota, not whether one node holds a pod: a flavor whose
-	// nodes are too small admits the gang and its pods sit Pending.
-	if len(flavors) > 1 || fungible(cq) {
-		for _, f := range flavors {
-			rf, found, err := c.Get(ctx, resourceFlavorKind, kube.Ref{Name: f.name})
-			if err != nil || !found {
-				continue
-			}
-			labels := map[string]string{}
-			for k, v := range object.Fields(rf.Object, "spec", "nodeLabels") {
-				labels[k] = fmt.Sprint(v)
-			}
-			all, err := c.Nodes(ctx)
-			if err != nil {
-				return diags
-			}
-			most := int64(0)
-			sel := capacity.Select(all, labels)
-			for _, n := range sel {
-				most = max(most, gpuAlloc(n, res))
-			}
-			if len(sel) > 0 && most < gpus {
-				diags.AddAttributeWarning(p, "A flavor's nodes are too small",
-					fmt.Sprintf("%s: ClusterQueue %q may admit this runtime's TrainJobs in flavor %q, whose nodes have at most %d %s, fewer than the %d one pod asks for: "+
-						"admitted there, the pods would sit Pending while holding the quota. Remove the flavor from the queue, or make it the last resort.",
-						p, cqName, f.name, most, res, gpus))
-			}
-		}
-	}
-	return diags
-}
-
-// fungible: the ClusterQueue tries its next flavor when it could borrow or preempt.
-func fungible(cq map[string]any) bool {
-	ff := object.Fields(cq, "spec", "flavorFungibility")
-	return ff["whenCanBorrow"] == "TryNextFlavor" || ff["whenCanPreempt"] == "TryNextFlavor"
-}
-
-func quantity(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case float64:
-		return int64(x)
-	case string:
-		if q, err := validators.ParseQuantity(x); err == nil {
-			return q.Value()
-		}
-	}
-	return 0
+	return f
 }

@@ -1,9 +1,12 @@
 package planned
 
+import "fmt"
+
 // The facts of the object resources, one type per kind of plan. Each says
 // where it came from (Source) so a diagnostic can name the resource: a
-// planned fact's Source is the resource type and object ("aiplatform_cluster_queue
-// training"), a live one's the kind and object ("live ClusterQueue training").
+// planned fact's Source is the resource type and object
+// (`aiplatform_cluster_queue "training"`), a live one's the kind and object
+// (`live ClusterQueue "training"`).
 
 // ClusterQueue is a planned (or live) Kueue ClusterQueue's quota.
 type ClusterQueue struct {
@@ -95,9 +98,9 @@ func (r TrainingRuntime) Namespaced() bool { return r.Kind == "TrainingRuntime" 
 // String names the runtime in a diagnostic.
 func (r TrainingRuntime) String() string {
 	if r.Namespaced() {
-		return "aiplatform_training_runtime " + r.Namespace + "/" + r.Name
+		return fmt.Sprintf("aiplatform_training_runtime %q", r.Namespace+"/"+r.Name)
 	}
-	return "aiplatform_training_runtime " + r.Name
+	return fmt.Sprintf("aiplatform_training_runtime %q", r.Name)
 }
 
 // GangGPUs is the GPUs one TrainJob takes at once.

@@ -50,8 +50,8 @@ func judgeGangFlavorNodes(v *View, f planned.Fact) ([]finding, bool) {
 			}
 			refs, by := poolRefs(pools)
 			involves = append(append(involves, ref(rf)), refs...)
-			small = append(small, fmt.Sprintf("%s selects %d nodes %s%s with at most %d %s (%s)",
-				rf.Source, len(nodes), FormatLabels(selector), by, most, rt.GPUResource, biggest))
+			small = append(small, fmt.Sprintf("flavor %q (%s) selects %d nodes %s%s with at most %d %s (%s), fewer than the %d one pod asks for",
+				rf.Name, rf.Source, len(nodes), FormatLabels(selector), by, most, rt.GPUResource, biggest, rt.GPUsPerNode))
 		}
 		if len(small) == 0 {
 			continue

@@ -110,19 +110,22 @@ func describe(f planned.Fact) string {
 	case planned.TrainingRuntime:
 		return x.String()
 	case planned.LocalQueue:
-		return "aiplatform_local_queue " + x.FactKey()
+		return fmt.Sprintf("aiplatform_local_queue %q", x.FactKey())
 	case planned.ClusterQueue:
-		return "aiplatform_cluster_queue " + x.Name
+		return fmt.Sprintf("aiplatform_cluster_queue %q", x.Name)
 	case planned.ResourceFlavor:
-		return "aiplatform_resource_flavor " + x.Name
+		return fmt.Sprintf("aiplatform_resource_flavor %q", x.Name)
 	case planned.NodePool:
-		return "aiplatform_gpu_node_pool " + x.Name
+		return fmt.Sprintf("aiplatform_gpu_node_pool %q", x.Name)
 	case planned.InferencePool:
-		return "aiplatform_inference_pool " + x.FactKey()
+		return fmt.Sprintf("aiplatform_inference_pool %q", x.FactKey())
 	case planned.ServingGroup:
-		return servingGroupResource(x.Kind) + " " + x.Namespace + "/" + x.Name
+		return fmt.Sprintf("%s %q", servingGroupResource(x.Kind), x.Namespace+"/"+x.Name)
 	case helm.Install:
-		return "aiplatform_" + map[string]string{helm.Kueue.Product: "kueue"}[x.Chart] + " (release " + x.ID() + ")"
+		if x.Chart == helm.Kueue.Product {
+			return fmt.Sprintf("aiplatform_kueue (release %s)", x.ID())
+		}
+		return fmt.Sprintf("%s (release %s)", x.Chart, x.ID())
 	}
 	return f.FactKey()
 }

@@ -84,7 +84,7 @@ func (v *View) LocalQueues(ns, name string) ([]planned.LocalQueue, error) {
 	}
 	for _, obj := range live {
 		u := unstructured.Unstructured{Object: obj}
-		q := planned.LocalQueue{Namespace: u.GetNamespace(), Name: u.GetName(), Source: "live LocalQueue " + u.GetNamespace() + "/" + u.GetName()}
+		q := planned.LocalQueue{Namespace: u.GetNamespace(), Name: u.GetName(), Source: fmt.Sprintf("live LocalQueue %q", u.GetNamespace()+"/"+u.GetName())}
 		q.ClusterQueue, _, _ = unstructured.NestedString(obj, "spec", "clusterQueue")
 		if !seen[q.FactKey()] {
 			out = append(out, q)
@@ -109,7 +109,7 @@ func (v *View) ClusterQueue(name string) (planned.ClusterQueue, bool, error) {
 // liveClusterQueue reads a live ClusterQueue's quota.
 func liveClusterQueue(obj map[string]any) planned.ClusterQueue {
 	u := unstructured.Unstructured{Object: obj}
-	q := planned.ClusterQueue{Name: u.GetName(), Source: "live ClusterQueue " + u.GetName(), QuotaKnown: true}
+	q := planned.ClusterQueue{Name: u.GetName(), Source: fmt.Sprintf("live ClusterQueue %q", u.GetName()), QuotaKnown: true}
 	spec, _, _ := unstructured.NestedMap(obj, "spec")
 	q.Cohort = spec["cohortName"] != nil || spec["cohort"] != nil
 	ff, _, _ := unstructured.NestedStringMap(obj, "spec", "flavorFungibility")
@@ -147,7 +147,7 @@ func (v *View) Flavor(name string) (planned.ResourceFlavor, bool, error) {
 		return planned.ResourceFlavor{}, false, err
 	}
 	labels, _, _ := unstructured.NestedStringMap(obj, "spec", "nodeLabels")
-	return planned.ResourceFlavor{Name: name, NodeLabels: labels, LabelsKnown: true, Source: "live ResourceFlavor " + name}, true, nil
+	return planned.ResourceFlavor{Name: name, NodeLabels: labels, LabelsKnown: true, Source: fmt.Sprintf("live ResourceFlavor %q", name)}, true, nil
 }
 
 // Nodes returns the cluster's nodes as they will be labelled once this

@@ -318,3 +318,44 @@ func TestAccInferencePoolExample(t *testing.T) {
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(inferencePoolObject("default", "llama-8b").Gone(env), deploymentObject("default", "llama-8b-epp").Gone(env)),
 	})
 }
+
+// A pool and its serving group planned in the same run, on a cluster that
+// has neither: the selector is checked against the group's pod labels as
+// planned. With a reference (the group is planned first) and with the
+// group's name written out (Terraform plans the two in any order; whichever
+// is planned second refuses). Nothing is created.
+func TestAccInferencePoolSelectorVsPlannedGroup(t *testing.T) {
+	env := acctest.Env(t)
+	config := func(groupName string) string {
+		return acctest.Provider(env) + `
+resource "aiplatform_lws_group" "planned" {
+  name      = "planned-lws"
+  namespace = "default"
+  worker = {
+    image   = "lmsysorg/sglang:v0.4.6"
+    command = ["python3", "-m", "sglang.launch_server"]
+    labels  = { app = "sglang" }
+  }
+}
+
+resource "aiplatform_inference_pool" "p" {
+  name          = "planned-pool"
+  namespace     = "default"
+  selector      = { app = "vllm" }
+  target_ports  = [8000]
+  serving_group = { kind = "LeaderWorkerSet", name = ` + groupName + ` }
+}
+`
+	}
+	want := acctest.ErrorMatching("Selector does not match the serving group", "would select no pod of LeaderWorkerSet default/planned-lws",
+		`app is "sglang" on the pods, "vllm" in the selector`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{Config: config("aiplatform_lws_group.planned.name"), ExpectError: want},
+			{Config: config(`"planned-lws"`), ExpectError: want},
+			{Config: acctest.Provider(env), Check: resource.ComposeTestCheckFunc(
+				lwsObject("default", "planned-lws").Gone(env), deploymentObject("default", "planned-pool-epp").Gone(env))},
+		},
+	})
+}

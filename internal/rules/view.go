@@ -264,3 +264,13 @@ func amount(v any) int64 {
 	}
 	return 0
 }
+
+// NodesMatching returns the nodes that match selector as this run plans
+// them (each planned aiplatform_gpu_node_pool's labels on the nodes it
+// picks), for the checks of a single resource against the nodes it
+// selects: a selector naming a pool's labels matches the pool's nodes on
+// the first apply too, when the pool is planned first.
+func NodesMatching(ctx context.Context, c *kube.Client, selector map[string]string) ([]*corev1.Node, error) {
+	nodes, _, err := newView(ctx, c).NodesMatching(selector)
+	return nodes, err
+}

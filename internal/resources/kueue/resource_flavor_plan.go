@@ -35,7 +35,7 @@ func planResourceFlavor(ctx context.Context, c *kube.Client, m *resourceFlavorMo
 	}
 	levels := topologyLevels(topo.Object)
 	selector := object.Labels(m.NodeLabels)
-	nodes, err := c.NodesMatching(ctx, selector)
+	nodes, err := rules.NodesMatching(ctx, c, selector)
 	if err != nil {
 		diags.AddError("Cannot read the cluster's nodes", err.Error())
 		return diags

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/sizing"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
@@ -144,7 +145,7 @@ func planPreset(ctx context.Context, c *kube.Client, m *presetModel) diag.Diagno
 		if m.Template != nil {
 			selector = object.Labels(m.Template.NodeSelector)
 		}
-		nodes, err := c.NodesMatching(ctx, selector)
+		nodes, err := rules.NodesMatching(ctx, c, selector)
 		if err != nil {
 			diags.AddError("Cannot read the cluster's nodes", err.Error())
 			return diags

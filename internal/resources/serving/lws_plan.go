@@ -14,6 +14,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/sizing"
 )
 
@@ -74,7 +75,7 @@ func gpuMemoryFromNodes(ctx context.Context, c *kube.Client, m *lwsGroupModel) (
 		return "", diags
 	}
 	selector := object.Labels(t.NodeSelector)
-	nodes, err := c.NodesMatching(ctx, selector)
+	nodes, err := rules.NodesMatching(ctx, c, selector)
 	if err != nil {
 		diags.AddError("Cannot read the cluster's nodes", err.Error())
 		return "", diags
@@ -117,7 +118,7 @@ func checkPool(ctx context.Context, c *kube.Client, m *lwsGroupModel) diag.Diagn
 			return
 		}
 		selector := object.Labels(t.NodeSelector)
-		nodes, err := c.NodesMatching(ctx, selector)
+		nodes, err := rules.NodesMatching(ctx, c, selector)
 		if err != nil {
 			diags.AddError("Cannot read the cluster's nodes", err.Error())
 			return

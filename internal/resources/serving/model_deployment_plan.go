@@ -17,6 +17,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/sizing"
 )
 
@@ -225,7 +226,7 @@ func planModelDeployment(ctx context.Context, c *kube.Client, m *modelDeployment
 	var diags diag.Diagnostics
 	if c != nil && m.Template != nil && !m.Template.NodeSelector.IsUnknown() && object.Known(m.GPUsPerReplica) {
 		selector := object.Labels(m.Template.NodeSelector)
-		nodes, err := c.NodesMatching(ctx, selector)
+		nodes, err := rules.NodesMatching(ctx, c, selector)
 		if err != nil {
 			diags.AddError("Cannot read the cluster's nodes", err.Error())
 			return diags

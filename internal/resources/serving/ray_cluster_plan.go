@@ -15,6 +15,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 )
 
 // Plan: checks across attributes, and the live checks of ModifyPlan.
@@ -97,7 +98,7 @@ func planRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 	if c == nil {
 		return diags
 	}
-	var nodes []corev1.Node
+	var nodes []*corev1.Node
 	for i, g := range m.WorkerGroups {
 		gpus, selectorAttr := rayGroupGPUs(&g), g.NodeSelector
 		if g.Template != nil && selectorAttr.IsNull() {
@@ -108,7 +109,8 @@ func planRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 		}
 		if nodes == nil {
 			var err error
-			if nodes, err = c.Nodes(ctx); err != nil {
+			// As this run's node pools label them (internal/rules).
+			if nodes, err = rules.NodesMatching(ctx, c, nil); err != nil {
 				diags.AddError("Cannot read the cluster's nodes", err.Error())
 				return diags
 			}
@@ -118,7 +120,7 @@ func planRayCluster(ctx context.Context, c *kube.Client, m *rayClusterModel) dia
 			p = tfpath.Root("worker_groups").AtListIndex(i).AtName("template")
 		}
 		selector := object.Labels(selectorAttr)
-		sel := capacity.Select(nodes, selector)
+		sel := selectNodes(nodes, selector)
 		if len(sel) == 0 {
 			diags.AddAttributeWarning(p, "No node matches the worker group",
 				fmt.Sprintf("%s: no node matches node_selector %s, so the GPUs per worker cannot be checked and the workers will stay Pending until such nodes join.",
@@ -230,4 +232,15 @@ func validateRayPod(m *rayClusterModel, p *rayPod, at tfpath.Path, def string, s
 		}
 	}
 	return diags
+}
+
+// selectNodes returns the nodes matching selector.
+func selectNodes(nodes []*corev1.Node, selector map[string]string) []*corev1.Node {
+	var out []*corev1.Node
+	for _, n := range nodes {
+		if capacity.Matches(n.Labels, selector) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
@@ -29,7 +30,7 @@ type Job struct {
 // Submit creates the Job and removes it when the test ends.
 func (j Job) Submit(t *testing.T, env *testenv.Env) {
 	t.Helper()
-	labels := map[string]string{"kueue.x-k8s.io/queue-name": j.Queue}
+	labels := map[string]string{catalog.KueueQueueLabel: j.Queue}
 	if j.Priority != "" {
 		labels["kueue.x-k8s.io/priority-class"] = j.Priority
 	}

@@ -8,12 +8,19 @@
 //   - release.go: atomic install and upgrade with a readiness wait by kstatus
 //     rules, uninstall that keeps CRDs unless asked; drift.go: drift of every
 //     chart object against the live cluster (by dry-run server-side apply);
-//   - kueue.go, volcano.go, kuberay.go, lws.go: one file per chart — its
+//   - kueue.go (+ kueue_config.go), volcano.go, kuberay.go, lws.go, jobset.go,
+//     trainer.go (+ trainer_runtimes.go), kserve.go: one file per chart — its
 //     defaults, its one configuration type, the values paths that
 //     configuration is written to and read back from, and how to find an
 //     install of it in the cluster;
+//   - placeholders.go: values the provider fills in for a chart (the webhook
+//     certificate of KServe);
 //   - conflicts.go: the conflict rules between installs, one file per rule
-//     (conflict_kueue_volcano.go).
+//     (conflict_kueue_volcano.go, conflict_mpijob.go, conflict_kserve.go,
+//     conflict_jobset_twice.go, conflict_trainer_jobset.go,
+//     conflict_trainer_twice.go); the installs planned in the run are read
+//     from the run's plan registry (internal/planned), where the rules of
+//     other resources (internal/rules) read them too.
 //
 // Upgrades go through Helm's three-way patch, which leaves alone fields
 // changed in the cluster when the chart did not change them; Upgrade then

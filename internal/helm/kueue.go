@@ -9,15 +9,17 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
-// Kueue's chart (charts/kueue of sigs.k8s.io/kueue; upstream's OCI chart).
+// Kueue's chart (charts/kueue of sigs.k8s.io/kueue; upstream's OCI chart),
+// its coordinates as internal/catalog states them.
 var Kueue = Chart{
 	Product:   "Kueue",
-	Default:   Source{Repository: "oci://registry.k8s.io/kueue/charts", Name: "kueue", Version: "0.19.2"},
-	Release:   "kueue",
-	Namespace: "kueue-system",
+	Default:   Source{Repository: catalog.KueueChartRepo, Name: catalog.KueueChartName, Version: catalog.KueueDefaultVersion},
+	Release:   catalog.KueueRelease,
+	Namespace: catalog.KueueNamespace,
 }
 
 // Where Kueue's chart keeps what KueueConfig sets: the manager's whole

@@ -1,9 +1,15 @@
-// Package installs holds the resources that install software into the cluster
-// with Helm: aiplatform_kueue, aiplatform_volcano, aiplatform_kuberay_operator
-// and aiplatform_lws_controller. The Helm work and each chart's knowledge
-// (defaults, configuration type, values paths, conflict rules) are in
-// internal/helm; a resource file here only maps its Terraform model to and
-// from that chart's configuration type.
+// Package installs holds the resources that install controllers into the
+// cluster: the Helm releases aiplatform_kueue, aiplatform_volcano,
+// aiplatform_kuberay_operator, aiplatform_lws_controller,
+// aiplatform_jobset_controller, aiplatform_trainer and aiplatform_kserve (one
+// generic release resource, release.go, configured per chart), and
+// aiplatform_mpi_operator, a manifest set (internal/manifests). The Helm work
+// and each chart's knowledge (defaults, configuration type, values paths,
+// conflict rules) are in internal/helm; a resource file here only maps its
+// Terraform model to and from that chart's configuration type. Each install
+// records itself in the run's plan registry (internal/planned) through the
+// conflict rules, where the checks of other resources (internal/rules: a
+// runtime's gang against Kueue's integrations) read it.
 package installs
 
 import (

@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/sizing"
@@ -31,7 +32,7 @@ var lwsKind = kube.Kind{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resour
 
 const (
 	// QueueLabel puts a workload in a Kueue LocalQueue.
-	QueueLabel = "kueue.x-k8s.io/queue-name"
+	QueueLabel = catalog.KueueQueueLabel
 	// ServingAnnotation records a group's serving block on its object, so
 	// that import restores it and refresh reads it from the cluster.
 	ServingAnnotation = "serving.aiplatform.terraform.io/sizing"

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
@@ -32,7 +33,7 @@ var rayClusterKind = kube.Kind{
 }
 
 // rayQueueLabel is the label Kueue reads a workload's LocalQueue from.
-const rayQueueLabel = "kueue.x-k8s.io/queue-name"
+const rayQueueLabel = catalog.KueueQueueLabel
 
 const (
 	// KubeRay's defaults: worker groups without maxReplicas get MaxInt32, the

@@ -1,6 +1,3 @@
-// Package serving holds the inference-serving resources: LeaderWorkerSet
-// groups (aiplatform_lws_group), the sizing data source
-// (aiplatform_inference_sizing), and Ray clusters.
 package serving
 
 import (

@@ -1,8 +1,3 @@
-// Package training holds the resources of distributed training.
-// checkpoint_store*.go is aiplatform_checkpoint_store: storage for training
-// checkpoints that outlives the jobs writing them — a ReadWriteMany claim,
-// or an object-store location published in a ConfigMap — with an optional
-// backup CronJob; training runtimes consume its claim_name, mount_path and env.
 package training
 
 import (

@@ -1,6 +1,3 @@
-// Package training holds the resources that prepare a GPU cluster for
-// multi-node training. aiplatform_nccl_check runs nccl-tests across a pool's
-// nodes through an MPIJob and records the bus-bandwidth verdict.
 package training
 
 import (

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
@@ -90,7 +91,7 @@ func demoJob(name, queue, runFor string) *batchv1.Job {
 	suspend := true
 	gpu := resource.MustParse("1")
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kueue.x-k8s.io/queue-name": queue}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{catalog.KueueQueueLabel: queue}},
 		Spec: batchv1.JobSpec{
 			Suspend: &suspend, Parallelism: &one, Completions: &one,
 			Template: corev1.PodTemplateSpec{

@@ -2,11 +2,10 @@ package planned
 
 import "fmt"
 
-// The facts of the object resources, one type per kind of plan. Each says
-// where it came from (Source) so a diagnostic can name the resource: a
-// planned fact's Source is the resource type and object
-// (`aiplatform_cluster_queue "training"`), a live one's the kind and object
-// (`live ClusterQueue "training"`).
+// The facts of the object resources, one type per kind of plan. A rule's
+// View also returns live objects as facts; Source then says where a fact
+// was read, for a diagnostic: "live", or "planned in this run as
+// aiplatform_cluster_queue" (the View fills it in; resources leave it empty).
 
 // ClusterQueue is a planned (or live) Kueue ClusterQueue's quota.
 type ClusterQueue struct {

@@ -65,8 +65,8 @@ func queuesOf(v *View, rt planned.TrainingRuntime) ([]gangQueue, []finding) {
 					"(cluster_queue = aiplatform_cluster_queue.<name>.name in the LocalQueue) so that it is planned first.", lq.FactKey(), lq.ClusterQueue)})
 		case !cq.QuotaKnown:
 			notes = append(notes, finding{path: gangPath, summary: "Gang quota not checked",
-				detail: fmt.Sprintf("the quota of %s is known only at apply, so the gang (%d × %d %s) was not checked against it.",
-					cq.Source, rt.Nodes, rt.GPUsPerNode, rt.GPUResource)})
+				detail: fmt.Sprintf("the quota of ClusterQueue %q (%s) is known only at apply, so the gang (%d × %d %s) was not checked against it.",
+					cq.Name, cq.Source, rt.Nodes, rt.GPUsPerNode, rt.GPUResource)})
 		default:
 			out = append(out, gangQueue{lq: lq, cq: cq})
 		}

@@ -57,8 +57,8 @@ func judgeGangFlavorNodes(v *View, f planned.Fact) ([]finding, bool) {
 			continue
 		}
 		involves = append(involves, q.involves()...)
-		detail := fmt.Sprintf("each pod of %s asks for %d %s, but in %s (through LocalQueue %s) %s. ",
-			rt, rt.GPUsPerNode, rt.GPUResource, q.cq.Source, q.lq.FactKey(), strings.Join(small, "; "))
+		detail := fmt.Sprintf("each pod of %s asks for %d %s, but in ClusterQueue %q (%s; through LocalQueue %q) %s. ",
+			rt, rt.GPUsPerNode, rt.GPUResource, q.cq.Name, q.cq.Source, q.lq.FactKey(), strings.Join(small, "; "))
 		if fits == 0 {
 			found = append(found, finding{err: true, path: gangPath, summary: "The queue's nodes are too small for one pod", involves: involves,
 				detail: detail + "Kueue would admit the gang there and its pods would sit Pending while holding the quota. " +

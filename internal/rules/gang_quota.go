@@ -21,10 +21,11 @@ func judgeGangQuota(v *View, f planned.Fact) ([]finding, bool) {
 	need := rt.GangGPUs()
 	for _, q := range queues {
 		flavors := q.cq.Flavors(rt.GPUResource)
+		where := fmt.Sprintf("(ClusterQueue %q: %s; the runtime's TrainJobs reach it through LocalQueue %q: %s.)", q.cq.Name, q.cq.Source, q.lq.FactKey(), q.lq.Source)
 		if len(flavors) == 0 {
 			found = append(found, finding{err: true, path: gangPath, summary: "The queue has no GPU quota", involves: q.involves(),
-				detail: fmt.Sprintf("%s has no quota for %s (through LocalQueue %q), so Kueue could never admit a TrainJob of %s (%d × %d = %d %s).",
-					q.cq.Source, rt.GPUResource, q.lq.FactKey(), rt, rt.Nodes, rt.GPUsPerNode, need, rt.GPUResource)})
+				detail: fmt.Sprintf("ClusterQueue %q has no quota for %s, so Kueue could never admit a TrainJob of %s (%d × %d = %d %s). %s",
+					q.cq.Name, rt.GPUResource, rt, rt.Nodes, rt.GPUsPerNode, need, rt.GPUResource, where)})
 			continue
 		}
 		best, bounded := int64(0), true
@@ -36,10 +37,10 @@ func judgeGangQuota(v *View, f planned.Fact) ([]finding, bool) {
 		}
 		if bounded && need > best {
 			found = append(found, finding{err: true, path: gangPath, summary: "The gang exceeds the queue's quota", involves: q.involves(),
-				detail: fmt.Sprintf("a TrainJob of %s needs %d nodes × %d = %d %s admitted at once, but %s holds at most %d in one flavor "+
-					"(nominal quota plus borrowing limit; Kueue admits a gang whole or not at all; the runtime's TrainJobs reach it through "+
-					"LocalQueue %q), so every TrainJob would stay suspended with 0 pods. Lower num_nodes or gpus, or raise the queue's quota.",
-					rt, rt.Nodes, rt.GPUsPerNode, need, rt.GPUResource, q.cq.Source, best, q.lq.FactKey())})
+				detail: fmt.Sprintf("a TrainJob of %s needs %d nodes × %d = %d %s admitted at once, but ClusterQueue %q holds at most %d in one flavor "+
+					"(nominal quota plus borrowing limit; Kueue admits a gang whole or not at all), so every TrainJob would stay suspended with 0 pods. "+
+					"Lower num_nodes or gpus, or raise the queue's quota. %s",
+					rt, rt.Nodes, rt.GPUsPerNode, need, rt.GPUResource, q.cq.Name, best, where)})
 		}
 	}
 	return found, true

@@ -59,7 +59,7 @@ func (v *View) LocalQueues(ns, name string) ([]planned.LocalQueue, error) {
 	seen := map[string]bool{}
 	for _, q := range planned.All[planned.LocalQueue](v.run) {
 		if q.Name == name && (ns == "" || q.Namespace == ns) {
-			q.Source = describe(q)
+			q.Source = "planned in this run as aiplatform_local_queue"
 			out = append(out, q)
 			seen[q.FactKey()] = true
 		}
@@ -84,7 +84,7 @@ func (v *View) LocalQueues(ns, name string) ([]planned.LocalQueue, error) {
 	}
 	for _, obj := range live {
 		u := unstructured.Unstructured{Object: obj}
-		q := planned.LocalQueue{Namespace: u.GetNamespace(), Name: u.GetName(), Source: fmt.Sprintf("live LocalQueue %q", u.GetNamespace()+"/"+u.GetName())}
+		q := planned.LocalQueue{Namespace: u.GetNamespace(), Name: u.GetName(), Source: "live"}
 		q.ClusterQueue, _, _ = unstructured.NestedString(obj, "spec", "clusterQueue")
 		if !seen[q.FactKey()] {
 			out = append(out, q)
@@ -96,7 +96,7 @@ func (v *View) LocalQueues(ns, name string) ([]planned.LocalQueue, error) {
 // ClusterQueue returns the ClusterQueue named name, planned or live.
 func (v *View) ClusterQueue(name string) (planned.ClusterQueue, bool, error) {
 	if q, ok := planned.Lookup[planned.ClusterQueue](v.run, name); ok {
-		q.Source = describe(q)
+		q.Source = "planned in this run as aiplatform_cluster_queue"
 		return q, true, nil
 	}
 	obj, found, err := v.get(catalog.KueueClusterQueue, kube.Ref{Name: name})
@@ -109,7 +109,7 @@ func (v *View) ClusterQueue(name string) (planned.ClusterQueue, bool, error) {
 // liveClusterQueue reads a live ClusterQueue's quota.
 func liveClusterQueue(obj map[string]any) planned.ClusterQueue {
 	u := unstructured.Unstructured{Object: obj}
-	q := planned.ClusterQueue{Name: u.GetName(), Source: fmt.Sprintf("live ClusterQueue %q", u.GetName()), QuotaKnown: true}
+	q := planned.ClusterQueue{Name: u.GetName(), Source: "live", QuotaKnown: true}
 	spec, _, _ := unstructured.NestedMap(obj, "spec")
 	q.Cohort = spec["cohortName"] != nil || spec["cohort"] != nil
 	ff, _, _ := unstructured.NestedStringMap(obj, "spec", "flavorFungibility")
@@ -139,7 +139,7 @@ func liveClusterQueue(obj map[string]any) planned.ClusterQueue {
 // Flavor returns the ResourceFlavor named name, planned or live.
 func (v *View) Flavor(name string) (planned.ResourceFlavor, bool, error) {
 	if f, ok := planned.Lookup[planned.ResourceFlavor](v.run, name); ok {
-		f.Source = describe(f)
+		f.Source = "planned in this run as aiplatform_resource_flavor"
 		return f, true, nil
 	}
 	obj, found, err := v.get(catalog.KueueResourceFlavor, kube.Ref{Name: name})
@@ -147,7 +147,7 @@ func (v *View) Flavor(name string) (planned.ResourceFlavor, bool, error) {
 		return planned.ResourceFlavor{}, false, err
 	}
 	labels, _, _ := unstructured.NestedStringMap(obj, "spec", "nodeLabels")
-	return planned.ResourceFlavor{Name: name, NodeLabels: labels, LabelsKnown: true, Source: fmt.Sprintf("live ResourceFlavor %q", name)}, true, nil
+	return planned.ResourceFlavor{Name: name, NodeLabels: labels, LabelsKnown: true, Source: "live"}, true, nil
 }
 
 // Nodes returns the cluster's nodes as they will be labelled once this

@@ -129,7 +129,7 @@ func TestAccRefusedGangBeyondPlannedQueue(t *testing.T) {
 		}
 		refused(t, env, variant(t, subs...),
 			"The gang exceeds the queue's quota", `aiplatform_training_runtime "default/torch-h100"`, "3 nodes × 8 = 24 nvidia.com/gpu",
-			`aiplatform_cluster_queue "training" holds at most 16`)
+			`ClusterQueue "training" holds at most 16`, `ClusterQueue "training": planned in this run as aiplatform_cluster_queue`)
 	}
 }
 
@@ -166,7 +166,7 @@ func TestAccRefusedFlavorPoolSmallerThanPod(t *testing.T) {
 		"min_nodes = 2", "min_nodes = 1",
 		gpuQuotaFromPool, `{ name = "nvidia.com/gpu", nominal_quota = "64" },`),
 		"The queue's nodes are too small for one pod", `aiplatform_training_runtime "default/torch-h100"`, "asks for 8 nvidia.com/gpu",
-		`flavor "train-h100" (aiplatform_resource_flavor "train-h100") selects 1 nodes`, `aiplatform_gpu_node_pool "train-h100"`, "at most 2 nvidia.com/gpu")
+		`flavor "train-h100" (planned in this run as aiplatform_resource_flavor) selects 1 nodes`, `aiplatform_gpu_node_pool "train-h100"`, "at most 2 nvidia.com/gpu")
 }
 
 // A gang queue that is neither in the configuration nor in the cluster: the

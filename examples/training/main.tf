@@ -211,9 +211,11 @@ resource "aiplatform_training_runtime" "torch" {
   node_selector = aiplatform_gpu_node_pool.train.selector
   tolerations   = [local.gpu_toleration]
 
-  # Kueue admits the TrainJob's pods together; the plan checks 16 GPUs
-  # against the queue's quota (on a cluster that already runs Kueue, the
-  # first apply warns "LocalQueue not found": it is created by the same apply).
+  # Kueue admits the TrainJob's pods together. The plan checks the 16 GPUs
+  # against the queue's quota, the flavor's nodes and Kueue's integrations as
+  # this configuration plans them, on the first apply too: the reference to
+  # the LocalQueue (which references the ClusterQueue, the flavor and the
+  # pool) makes Terraform plan them before the runtime.
   gang = {
     kueue_queue = aiplatform_local_queue.training.name
   }

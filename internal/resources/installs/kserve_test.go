@@ -115,6 +115,14 @@ func TestAccKServe(t *testing.T) {
 				ExpectError: acctest.ErrorMatching("A second KServe", "kserve/kserve"),
 			},
 			{
+				// Its own namespace changed: a replacement of the release,
+				// planned without refusing it because of itself (the old
+				// release is what it replaces).
+				Config:             acctest.Provider(env) + kserveBlock(t, "this", `  namespace = "kserve-moved"`),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
 				ResourceName: addr, ImportState: true, ImportStateId: "kserve/kserve", ImportStateVerify: true,
 				ImportStateVerifyIgnore: []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "remove_crds", "values"},
 			},

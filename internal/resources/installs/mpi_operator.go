@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -234,20 +233,11 @@ func (r *mpiOperatorResource) ModifyPlan(ctx context.Context, req resource.Modif
 		m.Image = types.StringValue(out.Image)
 	}
 	if r.client != nil && m.known() {
-		// The install a changed namespace replaces. Terraform plans a
-		// replacement twice, the second time as a create without the prior
-		// state, so the first plan remembers it for the second.
-		key := replacement{r.client, m.Namespace.ValueString()}
-		var replaces types.String
-		if !req.State.Raw.IsNull() {
-			resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("namespace"), &replaces)...)
-			if replaces.ValueString() != key.namespace {
-				replacements.Store(key, replaces.ValueString())
-			}
-		} else if old, ok := replacements.Load(key); ok {
-			replaces = types.StringValue(old.(string))
+		replaces, d := replacedID(ctx, r.client, req.State, m.Namespace.ValueString()+"/"+manifests.MPIOperatorName, manifests.MPIOperatorName)
+		if resp.Diagnostics.Append(d...); resp.Diagnostics.HasError() {
+			return
 		}
-		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, replaces.ValueString())...); resp.Diagnostics.HasError() {
+		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, replaces)...); resp.Diagnostics.HasError() {
 			return
 		}
 	}
@@ -267,17 +257,6 @@ func (r *mpiOperatorResource) ModifyPlan(ctx context.Context, req resource.Modif
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 }
 
-// replacement is a planned install's namespace in one provider run (its
-// client).
-type replacement struct {
-	client    *kube.Client
-	namespace string
-}
-
-// replacements maps a replacement to the namespace of the install it
-// replaces.
-var replacements sync.Map
-
 // sameInstall says whether the plan applies what the state says is applied.
 func sameInstall(plan, prior *mpiOperatorModel) bool {
 	return plan.Version.Equal(prior.Version) && plan.Image.Equal(prior.Image) && plan.source() == prior.source()
@@ -285,14 +264,11 @@ func sameInstall(plan, prior *mpiOperatorModel) bool {
 
 // checkConflicts runs the conflict rules (helm.CheckConflicts) for the
 // install as m plans it, at plan and at apply time. r.client is set.
-// replaces is the namespace of the install this plan replaces ("" for
-// none), whose live operator is not held against it.
+// replaces is the ID of the install this plan replaces ("" for none),
+// whose live operator is not held against it.
 func (r *mpiOperatorResource) checkConflicts(ctx context.Context, m *mpiOperatorModel, replaces string) diag.Diagnostics {
 	var diags diag.Diagnostics
-	in := helm.Install{Chart: helm.MPIOperator, Namespace: m.Namespace.ValueString(), Name: manifests.MPIOperatorName}
-	if replaces != "" && replaces != in.Namespace {
-		in.Replaces = replaces + "/" + manifests.MPIOperatorName
-	}
+	in := helm.Install{Chart: helm.MPIOperator, Namespace: m.Namespace.ValueString(), Name: manifests.MPIOperatorName, Replaces: replaces}
 	conflict, err := helm.CheckConflicts(ctx, r.client, in)
 	switch {
 	case err != nil:

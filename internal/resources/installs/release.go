@@ -271,7 +271,15 @@ func (r *releaseResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		b.ID = types.StringValue(b.Namespace.ValueString() + "/" + b.Name.ValueString())
 	}
 	if r.client != nil {
-		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m)...); resp.Diagnostics.HasError() {
+		var replaces string
+		if object.Known(b.Namespace) && object.Known(b.Name) {
+			var d diag.Diagnostics
+			replaces, d = replacedID(ctx, r.client, req.State, b.ID.ValueString(), "")
+			if resp.Diagnostics.Append(d...); d.HasError() {
+				return
+			}
+		}
+		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, replaces)...); resp.Diagnostics.HasError() {
 			return
 		}
 	}
@@ -336,7 +344,10 @@ func keepSettings(prior, plan *releaseModel) {
 
 // checkConflicts runs the conflict rules (helm.CheckConflicts) for the
 // install as m plans it, at plan and at apply time. r.client is set.
-func (r *releaseResource[T, P]) checkConflicts(ctx context.Context, m *T) diag.Diagnostics {
+//
+// replaces is the ID of the release this plan replaces (a changed namespace
+// or name), which the rules do not hold against it; "" for none.
+func (r *releaseResource[T, P]) checkConflicts(ctx context.Context, m *T, replaces string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	var cfg helm.Config
 	if r.spec.Config != nil {
@@ -346,7 +357,7 @@ func (r *releaseResource[T, P]) checkConflicts(ctx context.Context, m *T) diag.D
 		}
 	}
 	b := P(m).release()
-	in := helm.Install{Chart: r.spec.Chart.Product, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(), Config: cfg}
+	in := helm.Install{Chart: r.spec.Chart.Product, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(), Config: cfg, Replaces: replaces}
 	conflict, err := helm.CheckConflicts(ctx, r.client, in)
 	switch {
 	case err != nil:
@@ -457,7 +468,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 	var diags diag.Diagnostics
 	b := P(m).release()
 	rel := r.withLogs(ctx, r.handle(m))
-	if diags.Append(r.checkConflicts(ctx, m)...); diags.HasError() {
+	if diags.Append(r.checkConflicts(ctx, m, "")...); diags.HasError() {
 		return diags
 	}
 	src := r.source(b)

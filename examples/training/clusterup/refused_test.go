@@ -2,9 +2,11 @@ package clusterup_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +66,7 @@ func flat(out string) string {
 // want in one diagnostic's text, in order, and nothing created.
 func refused(t *testing.T, env *testenv.Env, dir string, want ...string) {
 	t.Helper()
+	before := created(t, env)
 	w := workspace(t, env, dir)
 	out, err := w.Run("apply", "-auto-approve")
 	if err == nil {
@@ -80,32 +83,41 @@ func refused(t *testing.T, env *testenv.Env, dir string, want ...string) {
 	if strings.Contains(text, "Creating...") || strings.Contains(text, "Creation complete") {
 		t.Fatalf("the apply created something before it was refused:\n%s", out)
 	}
-	nothingCreated(t, env)
+	if after := created(t, env); !slices.Equal(before, after) {
+		t.Fatalf("the refused apply changed the cluster: before %q, after %q", before, after)
+	}
 }
 
-// nothingCreated: no release of the example's installs, no node carrying
-// the pool's label.
-func nothingCreated(t *testing.T, env *testenv.Env) {
+// created lists what an apply of the example creates first: Helm releases
+// (their Secrets), the nodes labelled by the pool, claims in the example's
+// namespace.
+func created(t *testing.T, env *testenv.Env) []string {
 	t.Helper()
 	ctx := context.Background()
+	var out []string
 	secrets, err := env.Client.CoreV1().Secrets("").List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range secrets.Items {
-		for _, rel := range []string{"kueue", "jobset", "trainer", "kubeflow-trainer"} {
-			if strings.HasPrefix(s.Name, "sh.helm.release.v1."+rel+".") {
-				t.Errorf("release %s/%s exists after the refused apply", s.Namespace, s.Name)
-			}
-		}
+		out = append(out, "release "+s.Namespace+"/"+s.Name)
 	}
 	nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "example.com/pool"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(nodes.Items) > 0 {
-		t.Errorf("%d nodes carry the pool's label after the refused apply", len(nodes.Items))
+	for _, n := range nodes.Items {
+		out = append(out, "labelled node "+n.Name)
 	}
+	claims, err := env.Client.CoreV1().PersistentVolumeClaims("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range claims.Items {
+		out = append(out, fmt.Sprintf("claim %s (%s)", c.Name, c.UID))
+	}
+	slices.Sort(out)
+	return out
 }
 
 const gpuQuotaFromPool = `{ name = "nvidia.com/gpu", from_allocatable = { node_selector = aiplatform_gpu_node_pool.train.selector } },`

@@ -345,7 +345,7 @@ func (r *ncclCheck) Create(ctx context.Context, req resource.CreateRequest, resp
 		resp.Diagnostics.AddError(fmt.Sprintf("NCCL check %s failed", s.Ref), err.Error())
 		return
 	}
-	record(&m, out)
+	resp.Diagnostics.Append(record(&m, out)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

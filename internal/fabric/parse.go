@@ -11,11 +11,16 @@
 //	                    acceptable when ratio ≥ acceptable_ratio (0.80),
 //	                    bad otherwise
 //
-// The measured busbw is the highest bus bandwidth of the table (the plateau
-// the large sizes reach), not nccl-tests' "Avg bus bandwidth", which averages
-// every size including the latency-bound small ones. busbw is what nccl-tests
-// derives from algbw so that it compares with link speed: for all_reduce,
-// busbw = algbw × 2(n−1)/n with n ranks. See docs/guides/fabric-check.md.
+// The measured busbw is the out-of-place busbw of the table's largest-size
+// row — its last row, as practitioners read all_reduce_perf — not the
+// highest busbw of any row and not nccl-tests' "Avg bus bandwidth": the
+// largest messages are bandwidth-bound, the small ones latency-bound, and a
+// fabric that reaches its peak at 2 GiB but collapses at 8 GiB (congestion,
+// lossless settings, a degraded link) is what slows training. busbw is what
+// nccl-tests derives from algbw so that it compares with link speed: for
+// all_reduce, busbw = algbw × 2(n−1)/n with n ranks. An out-of-bounds footer
+// and a truncated table are verdicts of their own, never a bandwidth
+// verdict. See docs/guides/fabric-check.md.
 package fabric
 
 import (
@@ -95,10 +100,14 @@ type Result struct {
 	AvgBusBW      float64 // "# Avg bus bandwidth : X" of the last run
 	AvgBusBWSeen  bool
 	WrongTotal    int64 // sum of the #wrong columns (≥ 0 values only)
-	// MaxBusBW is the table's highest busbw (either half of a row), GB/s:
-	// the measured value the verdict uses. MaxBusBWAtSize is its row's size.
+	// MaxBusBW is the table's highest busbw (either half of a row), GB/s,
+	// and MaxBusBWAtSize its row's size: not what the verdict uses (that is
+	// the largest-size row, LargestRow), but what tells a collapse at the
+	// largest sizes from a fabric that never got there.
 	MaxBusBW       float64
 	MaxBusBWAtSize int64
+	// Truncated: Parse returned ErrTruncated (a table without its footer).
+	Truncated bool
 
 	Net Net // what NCCL_DEBUG=INFO lines say about the transport
 
@@ -233,11 +242,30 @@ func Parse(text string) (*Result, error) {
 	case !tableStarted:
 		return r, ErrNoTable
 	case open:
+		r.Truncated = true
 		return r, fmt.Errorf("%w (%d rows read, last size %s)", ErrTruncated, len(r.Rows), lastSize(r.Rows))
 	case len(r.Rows) == 0 && tableStarted:
+		r.Truncated = true
 		return r, fmt.Errorf("%w: the footer follows a table with no rows", ErrTruncated)
 	}
 	return r, nil
+}
+
+// LargestRow is the row of the largest message size — the last row of an
+// all_reduce_perf table, whose sizes grow — and false when there is none.
+// When several runs measured that size (a log with two tables), the later
+// row wins: it is the one the run ended on.
+func (r *Result) LargestRow() (Row, bool) {
+	best := -1
+	for i, row := range r.Rows {
+		if best < 0 || row.SizeBytes >= r.Rows[best].SizeBytes {
+			best = i
+		}
+	}
+	if best < 0 {
+		return Row{}, false
+	}
+	return r.Rows[best], true
 }
 
 func lastSize(rows []Row) string {

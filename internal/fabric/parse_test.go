@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +13,15 @@ import (
 func readLog(t testing.TB, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "published", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func readMade(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "made", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,9 +278,9 @@ func TestParseSynthetic(t *testing.T) {
 		if !errors.Is(err, ErrNoTable) || len(r.LauncherErrors) != 1 {
 			t.Fatalf("err %v launcher errors %q", err, r.LauncherErrors)
 		}
-		items := strings.Join(Checklist(r, nil, Input{}), "\n")
-		if !strings.Contains(items, "DNS") || !strings.Contains(items, "NCCL_DEBUG=INFO") {
-			t.Errorf("checklist = %s", items)
+		items := Checklist(r, nil, Input{})
+		if s := seen(items); !reflect.DeepEqual(s, []string{ordered[3], "NCCL_DEBUG=INFO"}) {
+			t.Errorf("marked %q", s)
 		}
 	})
 	t.Run("footer without table", func(t *testing.T) {
@@ -302,6 +312,15 @@ func FuzzParse(f *testing.F) {
 			f.Add(readLog(f, e.Name()))
 		}
 	}
+	made, err := os.ReadDir(filepath.Join("testdata", "made"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range made {
+		if strings.HasSuffix(e.Name(), ".log") {
+			f.Add(readMade(f, e.Name()))
+		}
+	}
 	f.Add("[1,0]<stdout>:# Out of bounds values : 3 FAILED\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := Parse(s)
@@ -311,14 +330,49 @@ func FuzzParse(f *testing.F) {
 		if err == nil && (!r.FooterSeen || len(r.Rows) == 0) {
 			t.Fatalf("complete result without a footer or rows: %+v", r)
 		}
+		above := func(v float64) bool { return !math.IsInf(v, 0) && v > r.MaxBusBW }
 		for _, row := range r.Rows {
-			if row.SizeBytes < 0 || row.OutOfPlace.BusBW > r.MaxBusBW || row.InPlace != nil && row.InPlace.BusBW > r.MaxBusBW {
+			if row.SizeBytes < 0 || above(row.OutOfPlace.BusBW) || row.InPlace != nil && above(row.InPlace.BusBW) {
 				t.Fatalf("row %+v above peak %v", row, r.MaxBusBW)
 			}
 		}
 		if r.WrongTotal < 0 || r.OutOfBounds < 0 {
 			t.Fatalf("negative counts: %+v", r)
 		}
-		_ = Checklist(r, nil, Input{NICsPerNode: 8})
+		if r.Truncated != errors.Is(err, ErrTruncated) {
+			t.Fatalf("Truncated %v with err %v", r.Truncated, err)
+		}
+		in := Input{PeakGBps: 100, NICsPerNode: 8, Thresholds: DefaultThresholds(), FailOn: FailOnNever}
+		ev, eerr := Evaluate(r, in)
+		if eerr != nil {
+			t.Fatal(eerr)
+		}
+		// A failed run never carries a bandwidth verdict, and a bandwidth
+		// verdict is always the largest-size row's.
+		if (err != nil || r.OutOfBounds > 0 || r.WrongTotal > 0) && ev.Verdict.Bandwidth() {
+			t.Fatalf("verdict %s beside a failure (err %v, oob %d, wrong %d)", ev.Verdict, err, r.OutOfBounds, r.WrongTotal)
+		}
+		if ev.Verdict.Bandwidth() {
+			last, _ := r.LargestRow()
+			for _, row := range r.Rows {
+				if row.SizeBytes > last.SizeBytes {
+					t.Fatalf("judged %d B, not the largest %d B", last.SizeBytes, row.SizeBytes)
+				}
+			}
+			if ev.MeasuredAtSize != last.SizeBytes || ev.Ratio != ev.MeasuredBusBW/in.PeakGBps {
+				t.Fatalf("evaluation %+v does not match the largest row %+v", ev, last)
+			}
+		}
+		items := Checklist(r, &ev, in)
+		if len(items) < 5 || !reflect.DeepEqual(titles(items[:5]), ordered) {
+			t.Fatalf("checklist %q", titles(items))
+		}
+		msg := Message(r, &ev, in, err)
+		if ev.Failed && strings.Contains(msg, "verdict: good") {
+			t.Fatalf("a failed run says good:\n%s", msg)
+		}
+		if !ev.AvgSeen && strings.Contains(msg, "average") {
+			t.Fatalf("an average the log does not give:\n%s", msg)
+		}
 	})
 }

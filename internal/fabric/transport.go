@@ -50,6 +50,18 @@ type Net struct {
 	IntraChannels int
 	// Evidence: the lines the transport was read from (a few).
 	Evidence []string
+
+	// Lines the checklist quotes (the first of each kind; "" when absent):
+	// "NCCL_SOCKET_IFNAME set by environment to …", "Bootstrap : Using …",
+	// "NET/Socket : Using …", "NET/IB : Using …", "NET/IB : No device
+	// found" (or libibverbs missing), "NCCL_IB_DISABLE set … to 1",
+	// "NCCL_IB_HCA set by environment to …".
+	SocketIfnameLine, BootstrapLine, SocketLine, IBLine, NoDeviceLine, IBDisabledLine, IBHCALine string
+	// RDMAErrors are NCCL lines about GIDs, the MTU, queue-pair transitions
+	// or transport retries (what a wrong GID index or MTU produces);
+	// ConnectErrors NCCL lines about sockets, bootstrap or connections
+	// between ranks. Each capped at maxEvidence.
+	RDMAErrors, ConnectErrors []string
 }
 
 var (
@@ -58,7 +70,24 @@ var (
 	reDevice       = regexp.MustCompile(`\[\d+\](\S+)`)
 	reUsingNetwork = regexp.MustCompile(`Using network (\S+(?: \S+)?)`)
 	reVia          = regexp.MustCompile(`via (NET/\S+|P2P/\S+|SHM\S*|CollNet\S*)`)
+	reBootstrap    = regexp.MustCompile(`Bootstrap\s*:\s*Using`)
+	reProblem      = regexp.MustCompile(`(?i)NCCL WARN|error|fail|unreachable|timed? ?out|refused`)
+	reRDMAProblem  = regexp.MustCompile(`(?i)\bgid|\bmtu\b|ibv_modify_qp|ibv_create_ah|IBV_WC_|retry.?c(?:ou)?nt|RETRY_EXC`)
+	reConnProblem  = regexp.MustCompile(`(?i)socket|bootstrap|connect|unreachable|no route|resolve`)
 )
+
+// first keeps the first line of a kind.
+func first(dst *string, l string) {
+	if *dst == "" {
+		*dst = strings.TrimSpace(l)
+	}
+}
+
+func capped(dst *[]string, l string) {
+	if len(*dst) < maxEvidence {
+		*dst = append(*dst, strings.TrimSpace(l))
+	}
+}
 
 func readNet(lines []string) Net {
 	var n Net
@@ -75,9 +104,26 @@ func readNet(lines []string) Net {
 			continue
 		}
 		n.DebugInfo = n.DebugInfo || strings.Contains(l, "NCCL INFO")
+		switch {
+		case strings.Contains(l, "NCCL_SOCKET_IFNAME set"):
+			first(&n.SocketIfnameLine, l)
+		case strings.Contains(l, "NCCL_IB_HCA set"):
+			first(&n.IBHCALine, l)
+		case reBootstrap.MatchString(l):
+			first(&n.BootstrapLine, l)
+		}
+		if reProblem.MatchString(l) {
+			switch {
+			case reRDMAProblem.MatchString(l):
+				capped(&n.RDMAErrors, l)
+			case reConnProblem.MatchString(l) && !strings.Contains(l, "NET/Plugin") && !strings.Contains(l, "libibverbs"):
+				capped(&n.ConnectErrors, l)
+			}
+		}
 		if strings.Contains(l, "NCCL_IB_DISABLE set by environment to 1") {
 			if !n.IBDisabled {
 				addEvidence(l)
+				first(&n.IBDisabledLine, l)
 			}
 			n.IBDisabled = true
 		}
@@ -85,6 +131,7 @@ func readNet(lines []string) Net {
 			strings.Contains(l, "Failed to open libibverbs") {
 			if !n.IBNoDevice {
 				addEvidence(l)
+				first(&n.NoDeviceLine, l)
 			}
 			n.IBNoDevice = true
 		}
@@ -93,12 +140,14 @@ func readNet(lines []string) Net {
 				ibDevs = append(ibDevs, d[1])
 			}
 			addEvidence(l)
+			first(&n.IBLine, l)
 		}
 		if m := reNetSockUsing.FindStringSubmatch(l); m != nil && sockDevs == nil {
 			for _, d := range reDevice.FindAllStringSubmatch(m[1], -1) {
 				sockDevs = append(sockDevs, d[1])
 			}
 			addEvidence(l)
+			first(&n.SocketLine, l)
 		}
 		if m := reUsingNetwork.FindStringSubmatch(l); m != nil && n.Network == "" {
 			n.Network = strings.TrimSpace(m[1])

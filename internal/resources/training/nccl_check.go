@@ -152,10 +152,11 @@ func (r *ncclCheck) Configure(_ context.Context, req resource.ConfigureRequest, 
 
 const description = "A fabric check before training: runs nccl-tests (`all_reduce_perf` by default) across the nodes of a " +
 	"GPU pool through an MPIJob (MPI Operator, `kubeflow.org/v2beta1`), reads the launcher's log, and records the " +
-	"bus bandwidth against the NICs' peak (`nics_per_node` × `nic_gbps` ÷ 8, or `peak_busbw_gbps`): " +
-	"`good` at ≥ `good_ratio` (0.90), `acceptable` at ≥ `acceptable_ratio` (0.80), else `bad`. A verdict that " +
-	"`fail_on` rejects, out-of-bounds values, a failed or truncated run, or a launcher that cannot start fail the " +
-	"apply with the numbers and a checklist tailored to the log; the MPIJob is deleted whatever happens, so no pod " +
+	"bus bandwidth of the table's last row (the largest message size) against the NICs' peak (`nics_per_node` × " +
+	"`nic_gbps` ÷ 8, or `peak_busbw_gbps`): `good` at ≥ `good_ratio` (0.90), `acceptable` at ≥ `acceptable_ratio` " +
+	"(0.80), else `bad`. A verdict that `fail_on` rejects, out-of-bounds values, a failed or truncated run, or a " +
+	"launcher that cannot start fail the apply with the verdict, the numbers and the whole checklist (the items the " +
+	"log evidences marked); an `acceptable` run applies with a warning that says so. The MPIJob is deleted whatever happens, so no pod " +
 	"is left behind. The result lives in Terraform state only: a refresh reads nothing from the cluster, and the " +
 	"check runs again (planned as a replacement, with the reason) when the pool's Ready nodes change, when an input " +
 	"changes, or when `triggers` change. See the fabric-check guide for the arithmetic and the checklist."
@@ -257,7 +258,8 @@ func (r *ncclCheck) Schema(ctx context.Context, _ resource.SchemaRequest, resp *
 				MarkdownDescription: "Ratio of the peak from which the verdict is `acceptable`; below it, `bad`. Default 0.80."},
 			"fail_on": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(fabric.FailOnBad)),
 				MarkdownDescription: "Which verdict fails the apply: `bad` (default), `acceptable` (acceptable and bad) or `never` " +
-					"(record only). Out-of-bounds values and failed runs always fail.",
+					"(record only; a `bad` run then applies with a warning). Out-of-bounds values, truncated and failed runs always fail, " +
+					"with a verdict of their own (`out_of_bounds`, `truncated`, `no_result`, `failed`), never a bandwidth verdict.",
 				Validators: []validator.String{stringvalidator.OneOf(fabric.FailOnValues()...)}},
 			"triggers": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 				MarkdownDescription: "Arbitrary values whose change re-runs the check (e.g. a driver version, a date)."},
@@ -267,12 +269,18 @@ func (r *ncclCheck) Schema(ctx context.Context, _ resource.SchemaRequest, resp *
 					"the latest then. Default `30m`. Changing it does not re-run the check. (Removing the MPIJob afterwards is bounded by " +
 					"`timeouts.delete`.)"},
 
-			"busbw_gbps":     computedFloat("Highest busbw of the table, GB/s: what the verdict compares with the peak."),
-			"busbw_at_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "Message size at which `busbw_gbps` was reached."},
-			"avg_busbw_gbps": computedFloat("nccl-tests' own `# Avg bus bandwidth` (every size weighted equally), GB/s."),
-			"ratio":          computedFloat("`busbw_gbps ÷ peak_busbw_gbps`."),
-			"verdict":        schema.StringAttribute{Computed: true, MarkdownDescription: "`good`, `acceptable` or `bad`."},
-			"out_of_bounds":  schema.Int64Attribute{Computed: true, MarkdownDescription: "Out-of-bounds values of the correctness check (0 when the run passed)."},
+			"busbw_gbps": computedFloat("Bus bandwidth of the table's last row — the largest message size (`max_bytes` when the run reached it) — in its " +
+				"out-of-place `busbw` column, GB/s (the same value as the last element of `results`): what the verdict compares " +
+				"with the peak. Not the highest busbw of any row: the largest messages are bandwidth-bound, the small ones " +
+				"latency-bound, and a fabric that collapses at the largest sizes is what slows training."),
+			"busbw_at_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "Message size of the row `busbw_gbps` is read from: the table's largest (its last row)."},
+			"avg_busbw_gbps": computedFloat("nccl-tests' own `# Avg bus bandwidth` (every size weighted equally, latency-bound ones included), GB/s; " +
+				"recorded, not judged; null when the log does not print it."),
+			"ratio": computedFloat("`busbw_gbps ÷ peak_busbw_gbps`: the fraction of the peak the largest-size row reaches."),
+			"verdict": schema.StringAttribute{Computed: true, MarkdownDescription: "`good`, `acceptable` or `bad`: `ratio` (the largest-size row) " +
+				"against `good_ratio` and `acceptable_ratio`. Only a whole, correct run is recorded; the others fail the apply with the verdict " +
+				"`out_of_bounds`, `truncated`, `no_result` or `failed`."},
+			"out_of_bounds": schema.Int64Attribute{Computed: true, MarkdownDescription: "Out-of-bounds values of the correctness check (0 when the run passed)."},
 			"transport": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "The network NCCL reported with `NCCL_DEBUG=INFO`: `IB`, `RoCE`, `Socket`, `IntraNode`, `Other`; empty when the log has no INFO lines."},
 			"nccl_version": schema.StringAttribute{Computed: true, MarkdownDescription: "NCCL version the log printed, when it did."},
@@ -342,7 +350,7 @@ func (r *ncclCheck) Create(ctx context.Context, req resource.CreateRequest, resp
 		resp.Diagnostics.AddError(fmt.Sprintf("NCCL check %s failed", s.Ref), err.Error())
 		return
 	}
-	record(&m, out)
+	resp.Diagnostics.Append(record(&m, out)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -26,6 +26,7 @@ const reportEvery = 15 * time.Second
 type outcome struct {
 	Result *fabric.Result
 	Eval   fabric.Evaluation
+	Input  fabric.Input // what the run was judged with (the checklist's commands name the job)
 	RanAt  time.Time
 }
 
@@ -85,46 +86,39 @@ func run(ctx context.Context, c *kube.Client, s *spec) (*outcome, error) {
 	return judge(s, launcher, jobFailure, log, time.Now().UTC())
 }
 
-// judge parses the launcher's log and evaluates it; any failure comes back
-// as an error holding fabric.Message (numbers, reasons, checklist).
+// judge parses the launcher's log and evaluates it: the busbw of the
+// largest-size row against the peak, or a verdict of its own for wrong
+// values, a truncated table, no table, or a launcher that failed. A failed
+// run comes back as an error holding fabric.Message (the verdict with its
+// numbers, the reasons and the whole checklist).
 func judge(s *spec, launcher *corev1.Pod, jobFailure string, log kube.PodLog, at time.Time) (*outcome, error) {
+	in := s.Input
+	in.Namespace, in.JobName, in.Workers, in.HostNetwork = s.Ref.Namespace, s.Ref.Name, len(s.NodeNames), s.HostNetwork
 	r, perr := fabric.Parse(log.Text)
-	var cause error
-	switch {
-	case launcher.Status.Phase != corev1.PodSucceeded:
-		cause = fmt.Errorf("the launcher pod %s %s", launcher.Name, describeExit(launcher))
-		if jobFailure != "" {
-			cause = fmt.Errorf("%v; the MPIJob says: %s", cause, jobFailure)
-		}
-	case perr != nil:
-		cause = fmt.Errorf("the launcher's log cannot be judged: %w", perr)
-	}
-	if log.Truncated && perr != nil {
-		cause = fmt.Errorf("%v (the log is longer than %d bytes and was read only that far)", cause, kube.DefaultLogLimit)
-	}
-	if cause != nil {
-		if errors.Is(perr, fabric.ErrNoTable) {
-			r = nil
-			if tail := lastLines(log.Text, 15); tail != "" {
-				cause = fmt.Errorf("%v\nlast lines of the launcher's log:\n%s", cause, tail)
-			}
-		}
-		var ev *fabric.Evaluation
-		if r != nil && r.MaxBusBW > 0 {
-			if e, err := fabric.Evaluate(r, s.Input); err == nil {
-				ev = &e
-			}
-		}
-		return nil, errors.New(fabric.Message(r, ev, s.Input, cause))
-	}
-	ev, err := fabric.Evaluate(r, s.Input)
+	ev, err := fabric.Evaluate(r, in)
 	if err != nil {
-		return nil, errors.New(fabric.Message(r, nil, s.Input, err))
+		return nil, errors.New(fabric.Message(r, nil, in, err))
 	}
-	if ev.Failed {
-		return nil, errors.New(fabric.Message(r, &ev, s.Input, fmt.Errorf("NCCL check %s: %s", s.Ref, ev.Verdict)))
+	if launcher.Status.Phase != corev1.PodSucceeded {
+		why := fmt.Sprintf("the launcher pod %s %s", launcher.Name, describeExit(launcher))
+		if jobFailure != "" {
+			why += "; the MPIJob says: " + jobFailure
+		}
+		ev.LauncherFailed(why)
 	}
-	return &outcome{Result: r, Eval: ev, RanAt: at}, nil
+	if !ev.Failed {
+		return &outcome{Result: r, Eval: ev, Input: in, RanAt: at}, nil
+	}
+	cause := fmt.Sprintf("NCCL check %s: %s", s.Ref, ev.Verdict)
+	if log.Truncated && perr != nil {
+		cause += fmt.Sprintf(" (the log is longer than %d bytes and was read only that far)", kube.DefaultLogLimit)
+	}
+	if errors.Is(perr, fabric.ErrNoTable) {
+		if tail := lastLines(log.Text, 15); tail != "" {
+			cause += "\nlast lines of the launcher's log:\n" + tail
+		}
+	}
+	return nil, errors.New(fabric.Message(r, &ev, in, errors.New(cause)))
 }
 
 func lastLines(s string, n int) string {

@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"reflect"
 	"regexp"
 	"strconv"
 
@@ -247,11 +248,21 @@ func lwsFields(m *lwsGroupModel) map[string]any {
 	}
 	tmpl := map[string]any{"size": m.Size.ValueInt64()}
 	object.Put(tmpl, "restartPolicy", m.RestartPolicy)
-	if m.Leader != nil {
+	// Only the leader's model server gets the serving probes: a worker (a
+	// Ray or vLLM worker process) serves no HTTP, so probes on the server's
+	// port would kill it after the startup budget, and with
+	// RecreateGroupOnPodRestart restart its whole group. Without a leader
+	// block the leader runs the worker template; with serving, it is written
+	// out as the leader's, with the probes, and the workers' stays bare.
+	switch {
+	case m.Leader != nil:
 		tmpl["leaderTemplate"] = templateOut(m.Leader, m.ModelCache, probes)
 		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
-	} else {
-		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, probes)
+	case m.Serving != nil:
+		tmpl["leaderTemplate"] = templateOut(m.Worker, m.ModelCache, probes)
+		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
+	default:
+		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
 	}
 	spec := map[string]any{"replicas": m.Replicas.ValueInt64(), "leaderWorkerTemplate": tmpl}
 	object.Put(spec, "startupPolicy", m.StartupPolicy)
@@ -308,11 +319,9 @@ func readLWS(live map[string]any, m *lwsGroupModel) {
 	rec, _ := object.Field(live, "metadata", "annotations", ServingAnnotation).(string)
 	m.Serving = servingFromRecord(rec)
 	m.ModelCache = modelCacheIn(object.Fields(tmpl, "workerTemplate"), m.ModelCache)
-	// The model cache's volume and mount and the serving block's startup
-	// probe are the group's, not the templates' own.
-	cached, leader := m.ModelCache != nil, object.Fields(tmpl, "leaderTemplate")
-	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker, cached, m.Serving != nil && leader == nil)
-	m.Leader = templateIn(leader, m.Leader, cached, m.Serving != nil)
+	// The model cache's volume and mount and the serving block's probes
+	// are the group's, not the templates' own.
+	m.Worker, m.Leader = templatesIn(tmpl, m.Worker, m.Leader, m.ModelCache != nil, m.Serving != nil)
 	if m.WaitForReady.IsNull() {
 		m.WaitForReady = types.BoolValue(true) // import: the default
 	}
@@ -342,4 +351,27 @@ func validateLWS(m *lwsGroupModel) diag.Diagnostics {
 		diags.Append(checkFit(m)...)
 	}
 	return diags
+}
+
+// templatesIn reads the worker and leader templates. Serving probes only
+// the leader, so a leader template that is the worker's plus those probes is
+// what a configuration without a leader block writes: read as no leader. A
+// serving group without a leader template was written when the worker
+// template carried the probes for every pod; its leader is read as a copy
+// of that template, so that a configuration without a leader block plans an
+// update that takes the probes off the workers.
+func templatesIn(tmpl map[string]any, priorWorker, priorLeader *podTemplateModel, cached, serving bool) (worker, leader *podTemplateModel) {
+	liveWorker, liveLeader := object.Fields(tmpl, "workerTemplate"), object.Fields(tmpl, "leaderTemplate")
+	worker = templateIn(liveWorker, priorWorker, cached, false)
+	switch {
+	case !serving || priorLeader != nil:
+		return worker, templateIn(liveLeader, priorLeader, cached, serving)
+	case liveLeader == nil:
+		return worker, templateIn(liveWorker, priorWorker, cached, true)
+	}
+	leader = templateIn(liveLeader, priorWorker, cached, true)
+	if reflect.DeepEqual(leader, worker) {
+		return worker, nil
+	}
+	return worker, templateIn(liveLeader, nil, cached, true)
 }

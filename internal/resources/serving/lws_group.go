@@ -103,9 +103,12 @@ func NewLWSGroup() resource.Resource {
 			"and `size − 1` workers — created, scaled, restarted and rolled out as units, which is what a model " +
 			"sharded over several nodes needs. With `serving`, the plan checks that the weights, the KV cache of one request and the " +
 			"per-GPU overhead fit the GPUs, and the tensor parallelism against the model's heads, by the same rules as " +
-			"`data.aiplatform_inference_sizing` (see the guide *Inference sizing*); the leader gets a startup probe sized to the time it " +
+			"`data.aiplatform_inference_sizing` (see the guide *Inference sizing*); the leader's model server gets a startup probe sized to the time it " +
 			"takes to read the weights, a liveness probe on the server's own health path that Kubernetes starts only after the startup " +
-			"probe has passed, and a separate readiness probe. `replicas = 0` needs `allow_scale_to_zero`.\n\n" +
+			"probe has passed, and a separate readiness probe. The workers get no probes from `serving` — a Ray or vLLM worker serves no HTTP, and " +
+			"probes on the server's port would kill it and, with `RecreateGroupOnPodRestart`, restart its group — only those their own containers " +
+			"set (with a `leader` block). Without a `leader` block the leader runs the worker template, written out as the LeaderWorkerSet's " +
+			"`leaderTemplate` with the probes added. `replicas = 0` needs `allow_scale_to_zero`.\n\n" +
 			"`leader` and `worker` are pod templates of the provider's shared model: named containers (the model server first, sidecars after it), " +
 			"requests apart from limits, ports, env from Secrets and ConfigMaps, volumes and mounts, init and sidecar containers, and `pod_template` " +
 			"for anything else a `PodTemplateSpec` can say; `image`, `gpus`, `cpu` and `memory` are a shorthand for a pod of one container. " +

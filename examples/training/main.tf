@@ -264,5 +264,9 @@ output "trainjob" {
       runtimeRef:
         name: ${aiplatform_training_runtime.torch.name}
         kind: TrainingRuntime
+      # Trainer v2.3.0 injects PET_NNODES, PET_NODE_RANK and PET_MASTER_ADDR/PORT
+      # only when spec.trainer is present: without it the ranks never form one job.
+      trainer:
+        numNodes: ${aiplatform_training_runtime.torch.num_nodes}
   EOT
 }

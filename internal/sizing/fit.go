@@ -29,15 +29,20 @@ import (
 // and shards KV heads the same way, replicating them when TP exceeds their
 // number (so TP must divide the KV heads, or the KV heads must divide TP).
 // It does not require a power of two: 28 heads accept 1, 2, 4, 7, 14 and 28.
-// SGLang shards attention the same way. So:
+// SGLang shards attention the same way. Real models' head counts are powers
+// of two or small multiples of one (32, 40, 48, 64, 128): almost none divides
+// by 3, 5 or 7. So, with the heads unknown, only a power of two is a TP that
+// will almost surely run:
 //
 //	valid(TP) ⇔ 1 ≤ TP ≤ 64
-//	            ∧ (attention_heads unknown ∨ attention_heads mod TP = 0)
+//	            ∧ (attention_heads mod TP = 0, or TP a power of two when attention_heads is unknown)
 //	            ∧ (kv_heads unknown ∨ kv_heads mod TP = 0 ∨ TP mod kv_heads = 0)
 //
-// The sizing chooses the smallest valid TP that fits; a resource given a TP
-// checks it with the same rule. Without the head counts every TP from 1 to
-// 64 is valid here and the server is the judge.
+// ChooseTensorParallel picks the smallest valid TP that fits and places; a
+// resource given a TP checks it with CheckTensorParallel: an error when it
+// breaks the rule with the heads known, a note (a plan warning) when the
+// attention heads are unknown and it is not a power of two — the server is
+// then the judge, and the note says how to let the plan judge instead.
 
 // DefaultOverheadBytes is the per-GPU memory the fit rule keeps beside the
 // weights and the KV cache when no overhead is given: CUDA context, peak
@@ -50,38 +55,97 @@ type Heads struct {
 	KV        int64
 }
 
-// CheckTensorParallel applies the tensor-parallel rule to tp.
-func CheckTensorParallel(tp int64, h Heads) error {
+// allowed is the tensor-parallel rule for a tp within 1..MaxGPUs.
+func allowed(tp int64, h Heads) bool {
+	switch {
+	case h.Attention > 0 && h.Attention%tp != 0:
+		return false
+	case h.Attention == 0 && !powerOfTwo(tp):
+		return false
+	case h.KV > 0 && h.KV%tp != 0 && tp%h.KV != 0:
+		return false
+	}
+	return true
+}
+
+func powerOfTwo(n int64) bool { return n > 0 && n&(n-1) == 0 }
+
+// CheckTensorParallel applies the tensor-parallel rule to a TP the
+// configuration gives. err: out of range, or refused by the known heads.
+// note: the attention heads are unknown and tp is not a power of two, so the
+// rule cannot be checked and the server may refuse it (a plan warning).
+func CheckTensorParallel(tp int64, h Heads) (note string, err error) {
 	if tp < 1 || tp > MaxGPUs {
-		return fmt.Errorf("tensor_parallel must be between 1 and %d, got %d", MaxGPUs, tp)
+		return "", fmt.Errorf("tensor_parallel must be between 1 and %d, got %d", MaxGPUs, tp)
 	}
 	if h.Attention < 0 || h.KV < 0 {
-		return errors.New("head counts must not be negative")
+		return "", errors.New("head counts must not be negative")
 	}
 	if h.Attention > 0 && h.Attention%tp != 0 {
-		return fmt.Errorf("tensor_parallel %d does not divide the model's %d attention heads (vLLM and SGLang shard heads evenly); valid values: %s",
+		return "", fmt.Errorf("tensor_parallel %d does not divide the model's %d attention heads (vLLM and SGLang shard heads evenly); valid values: %s",
 			tp, h.Attention, joinInts(ValidTensorParallel(h)))
 	}
 	if h.KV > 0 && h.KV%tp != 0 && tp%h.KV != 0 {
-		return fmt.Errorf("tensor_parallel %d neither divides the model's %d KV heads nor is a multiple of them; valid values: %s",
+		return "", fmt.Errorf("tensor_parallel %d neither divides the model's %d KV heads nor is a multiple of them; valid values: %s",
 			tp, h.KV, joinInts(ValidTensorParallel(h)))
 	}
-	return nil
+	if h.Attention == 0 && !powerOfTwo(tp) {
+		return fmt.Sprintf("tensor_parallel %d is not a power of two and the model's attention heads are not given, so the plan cannot check it: "+
+			"vLLM and SGLang refuse a tensor parallelism that does not divide the heads, and almost no model's heads divide by %d. "+
+			"Give attention_heads (num_attention_heads of the model's config.json) and kv_heads to have it checked, or use a power of two",
+			tp, oddPart(tp)), nil
+	}
+	return "", nil
 }
 
-// ValidTensorParallel lists every valid TP, ascending.
+// oddPart is n without its factors of two (3 for 6, 3 for 12, 5 for 10).
+func oddPart(n int64) int64 {
+	for n > 1 && n%2 == 0 {
+		n /= 2
+	}
+	return n
+}
+
+// ValidTensorParallel lists every valid TP, ascending: the divisors the heads
+// allow, or the powers of two up to 64 when the attention heads are unknown.
 func ValidTensorParallel(h Heads) []int64 {
 	var out []int64
 	for tp := int64(1); tp <= MaxGPUs; tp++ {
-		if h.Attention > 0 && h.Attention%tp != 0 {
-			continue
+		if allowed(tp, h) {
+			out = append(out, tp)
 		}
-		if h.KV > 0 && h.KV%tp != 0 && tp%h.KV != 0 {
-			continue
-		}
-		out = append(out, tp)
 	}
 	return out
+}
+
+// Basis says in words which rule the valid TPs follow, for a plan's or the
+// data source's output.
+func (h Heads) Basis() string {
+	var s string
+	switch {
+	case h.Attention > 0:
+		s = fmt.Sprintf("divisors of the model's %d attention heads", h.Attention)
+	default:
+		s = "powers of two only: attention_heads is not given, and vLLM and SGLang refuse a tensor parallelism that does not divide the heads " +
+			"(almost every model's head count is a power of two or a small multiple of one, rarely divisible by 3, 5 or 7); " +
+			"give attention_heads and kv_heads to allow every divisor of the heads"
+	}
+	if h.KV > 0 {
+		s += fmt.Sprintf(" that divide or are a multiple of its %d KV heads", h.KV)
+	}
+	return s
+}
+
+// ChooseTensorParallel is the smallest valid TP of at least minGPUs that is
+// at most one node or a whole number of nodes of gpusPerNode GPUs; 0 when
+// none up to MaxGPUs is.
+func ChooseTensorParallel(minGPUs, gpusPerNode int64, h Heads) int64 {
+	for tp := max(minGPUs, 1); tp <= MaxGPUs; tp++ {
+		if _, _, ok := Placement(tp, gpusPerNode); ok && allowed(tp, h) {
+			return tp
+		}
+	}
+	return 0
 }
 
 func joinInts(v []int64) string {

@@ -15,8 +15,9 @@
 //	min_gpus         = smallest n with ⌈weights ÷ n⌉ + ⌈kv_request ÷ n⌉ + overhead ≤ usable
 //	                   (the fit rule; kv_request is one request's KV cache, 0 when unknown)
 //	tensor_parallel  = smallest n ≥ min_gpus that the tensor-parallel rule accepts
-//	                   (divides the attention heads when they are given; no power of two)
-//	                   and that is at most one node or a whole number of nodes
+//	                   (divides the attention heads when they are given, a power
+//	                   of two when they are not) and that is at most one node or
+//	                   a whole number of nodes
 //	nodes_per_replica= 1 when tensor_parallel ≤ gpus_per_node, else
 //	                   tensor_parallel ÷ gpus_per_node (whole nodes)
 //	needs_lws        = nodes_per_replica > 1
@@ -167,6 +168,8 @@ type Result struct {
 	MaxConcurrencyPerReplica *int64
 	// Fit is the fit rule's numbers at TensorParallel.
 	Fit FitResult
+	// TensorParallelBasis says which TPs the rule allowed (Heads.Basis).
+	TensorParallelBasis string
 }
 
 // Weights returns the weights' size from either description.
@@ -218,16 +221,12 @@ func Size(in Input) (Result, error) {
 			what, MaxGPUs, GB(in.GPUMemoryBytes), GB(f.UsableBytesPerGPU), in.ReserveFraction, MaxGPUs)
 	}
 	r.MinGPUs = f.MinTensorParallel
-	for tp := r.MinGPUs; tp <= MaxGPUs; tp++ {
-		if _, _, ok := Placement(tp, in.GPUsPerNode); ok && CheckTensorParallel(tp, in.Heads) == nil {
-			r.TensorParallel = tp
-			break
-		}
-	}
+	r.TensorParallelBasis = in.Heads.Basis()
+	r.TensorParallel = ChooseTensorParallel(r.MinGPUs, in.GPUsPerNode, in.Heads)
 	if r.TensorParallel == 0 {
-		return r, fmt.Errorf("%s of weights need at least %d GPUs, but no tensor parallelism from %d to %d both divides the model's heads "+
-			"(valid: %s) and is at most one node or whole nodes of %d GPUs", GB(w), r.MinGPUs, r.MinGPUs, MaxGPUs,
-			joinInts(ValidTensorParallel(in.Heads)), in.GPUsPerNode)
+		return r, fmt.Errorf("%s of weights need at least %d GPUs, but no tensor parallelism from %d to %d is both valid for the model (%s: %s) "+
+			"and at most one node or whole nodes of %d GPUs", GB(w), r.MinGPUs, r.MinGPUs, MaxGPUs,
+			in.Heads.Basis(), joinInts(ValidTensorParallel(in.Heads)), in.GPUsPerNode)
 	}
 	r.NodesPerReplica, r.GPUsPerPod, _ = Placement(r.TensorParallel, in.GPUsPerNode)
 	if r.NodesPerReplica == 1 {

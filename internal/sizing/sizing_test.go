@@ -81,9 +81,11 @@ func TestSize(t *testing.T) {
 			want: Result{WeightsBytes: 35e9, UsableBytesPerGPU: 80e9, MinGPUs: 1, TensorParallel: 1, NodesPerReplica: 1, GPUsPerPod: 1, ReplicasPerNode: 8},
 		},
 		{
-			// 500 ÷ 72 = 6.9 → 7 GPUs on 6-GPU nodes: whole nodes, 12 = 2 × 6.
+			// 500 ÷ 72 = 6.9 → 7 GPUs on 6-GPU nodes: whole nodes, 12 = 2 × 6,
+			// which divides 96 heads (without heads no power of two is whole
+			// 6-GPU nodes: TestChooseTensorParallelNone).
 			name: "uneven nodes",
-			in:   Input{ModelBytes: 500e9, GPUMemoryBytes: gb80, GPUsPerNode: 6, ReserveFraction: 0.1},
+			in:   Input{ModelBytes: 500e9, GPUMemoryBytes: gb80, GPUsPerNode: 6, ReserveFraction: 0.1, Heads: Heads{Attention: 96}},
 			want: Result{WeightsBytes: 500e9, UsableBytesPerGPU: 72e9, MinGPUs: 7, TensorParallel: 12, NodesPerReplica: 2, GPUsPerPod: 6, NeedsLWS: true},
 		},
 		{
@@ -145,6 +147,10 @@ func TestSize(t *testing.T) {
 				t.Errorf("fit at the chosen tensor parallelism: %+v", got.Fit)
 			}
 			got.Fit = FitResult{}
+			if got.TensorParallelBasis != tc.in.Heads.Basis() {
+				t.Errorf("basis %q", got.TensorParallelBasis)
+			}
+			got.TensorParallelBasis = ""
 			if got != tc.want {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}

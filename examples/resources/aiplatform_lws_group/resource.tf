@@ -6,7 +6,10 @@
 # the 10% reserve), and that each pod's 8 GPUs fit one node of the pool.
 # The leader's model server (its first container) gets a startup probe that
 # allows ⌈(671e9 B ÷ 200 MiB/s + 60 s) × 2 ÷ 10 s⌉ = 652 failed checks
-# (about 1 h 49 min) to read the weights; no liveness probe.
+# (about 1 h 49 min) to read the weights, then a liveness probe on /health
+# (every 10 s, 3 failures; Kubernetes starts it only once the startup probe
+# has passed) and a readiness probe on /v1/models. The worker (a Ray worker,
+# no HTTP server) gets no probes.
 #
 # Production pods carry more than one container: the token comes from a
 # Secret, NCCL gets a shared-memory volume, requests sit below limits, and a

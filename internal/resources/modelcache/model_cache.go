@@ -217,7 +217,9 @@ func (r *modelCache) Schema(ctx context.Context, _ resource.SchemaRequest, resp 
 
 			"claim_name": schema.StringAttribute{Computed: true, MarkdownDescription: "Mode `pvc`: the claim consumers mount."},
 			"sub_path": schema.StringAttribute{Computed: true,
-				MarkdownDescription: "The warmed revision's directory inside the claim or `host_path`: consumers mount it (volumeMount `subPath`)."},
+				MarkdownDescription: "The warmed revision's directory inside the claim or `host_path`. Mode `pvc`: consumers mount the claim with " +
+					"volumeMount `subPath: <sub_path>`. Mode `node_local`: consumers mount the hostPath `<host_path>/<sub_path>` itself " +
+					"(type `Directory`), with no `subPath`. See *Mounting the cache* on this page."},
 			"warmed_revision": schema.StringAttribute{Computed: true, MarkdownDescription: "The revision in place: `revision` or the scheme's default."},
 			"warmed_at":       schema.StringAttribute{Computed: true, MarkdownDescription: "When the warm-up finished (RFC 3339)."},
 			"size_bytes":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Size of the warmed revision, when the warm-up reported it."},

@@ -2,6 +2,7 @@ package serving
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -45,6 +46,7 @@ type sizingModel struct {
 	ReplicasPerNode          types.Int64  `tfsdk:"replicas_per_node"`
 	MaxConcurrencyPerReplica types.Int64  `tfsdk:"max_concurrency_per_replica"`
 	ValidTensorParallel      types.List   `tfsdk:"valid_tensor_parallel"`
+	TensorParallelRule       types.String `tfsdk:"tensor_parallel_rule"`
 	Fit                      types.String `tfsdk:"fit"`
 }
 
@@ -90,11 +92,16 @@ func (d *sizingDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 
 			"weights_bytes": out("Size of the weights in bytes: `params_billion` × 10^9 × bytes per parameter, or `model_bytes`."),
 			"min_gpus":      out("Fewest GPUs n (at most 64) that pass the fit rule: ⌈weights ÷ n⌉ + ⌈one request's KV cache ÷ n⌉ + overhead ≤ usable memory per GPU."),
-			"tensor_parallel": out("Tensor-parallel degree of one replica: the smallest n ≥ `min_gpus` that divides `attention_heads` (when set), divides or is a multiple of `kv_heads` (when set), " +
-				"and is at most `gpus_per_node` or a whole number of nodes. Not rounded to a power of two: vLLM accepts any divisor of the heads."),
+			"tensor_parallel": out("Tensor-parallel degree of one replica: the smallest n ≥ `min_gpus` that divides `attention_heads` — a power of two when `attention_heads` is unset — " +
+				"that divides or is a multiple of `kv_heads` (when set), and that is at most `gpus_per_node` or a whole number of nodes. vLLM and SGLang refuse a degree that does not divide the heads; " +
+				"with the heads given any divisor is accepted (6 for 48 heads), without them only a power of two is safe (real models' head counts are powers of two or small multiples of one, " +
+				"almost never divisible by 3): a 70B model that 3 GPUs hold gets 4. `tensor_parallel_rule` says which applied, and the data source warns when it raised the answer."),
 			"nodes_per_replica": out("Nodes one replica spans: 1 when `tensor_parallel` ≤ `gpus_per_node`, else `tensor_parallel` ÷ `gpus_per_node`."),
 			"valid_tensor_parallel": schema.ListAttribute{Computed: true, ElementType: types.Int64Type,
-				MarkdownDescription: "Every tensor-parallel degree from 1 to 64 the heads allow (all of them without `attention_heads` and `kv_heads`)."},
+				MarkdownDescription: "Every tensor-parallel degree from 1 to 64 the heads allow: the divisors of `attention_heads` that divide or are a multiple of `kv_heads`; " +
+					"the powers of two (1, 2, 4, …, 64) without `attention_heads`."},
+			"tensor_parallel_rule": schema.StringAttribute{Computed: true,
+				MarkdownDescription: "Which tensor-parallel degrees were allowed, in words: the divisors of the given heads, or *powers of two only* when `attention_heads` is not given."},
 			"fit": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "The fit rule's arithmetic at `tensor_parallel`, in words."},
 			"needs_lws": schema.BoolAttribute{Computed: true,
@@ -181,11 +188,19 @@ func (d *sizingDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	if m.OverheadBytesPerGPU.IsNull() {
 		m.OverheadBytesPerGPU = types.Int64Value(sizing.DefaultOverheadBytes)
 	}
+	heads := sizing.Heads{Attention: m.AttentionHeads.ValueInt64(), KV: m.KVHeads.ValueInt64()}
 	var valid []attr.Value
-	for _, tp := range sizing.ValidTensorParallel(sizing.Heads{Attention: m.AttentionHeads.ValueInt64(), KV: m.KVHeads.ValueInt64()}) {
+	for _, tp := range sizing.ValidTensorParallel(heads) {
 		valid = append(valid, types.Int64Value(tp))
 	}
 	m.ValidTensorParallel = types.ListValueMust(types.Int64Type, valid)
+	m.TensorParallelRule = types.StringValue(r.TensorParallelBasis)
+	if placed := smallestPlaced(r.MinGPUs, m.GPUsPerNode.ValueInt64()); heads.Attention == 0 && r.TensorParallel > placed {
+		resp.Diagnostics.AddAttributeWarning(path.Root("tensor_parallel"), "Tensor parallelism rounded to a power of two",
+			fmt.Sprintf("%d GPUs hold the model, but tensor_parallel is %d, a power of two: attention_heads is not given, vLLM and SGLang refuse a "+
+				"tensor parallelism that does not divide the heads, and most models' head counts are powers of two (32, 64, 128). Give attention_heads "+
+				"and kv_heads (num_attention_heads and num_key_value_heads of the model's config.json) to allow every divisor of the heads.", placed, r.TensorParallel))
+	}
 	m.Fit = types.StringValue(r.Fit.Explain())
 	m.WeightsBytes = types.Int64Value(r.WeightsBytes)
 	m.MinGPUs = types.Int64Value(r.MinGPUs)
@@ -195,4 +210,15 @@ func (d *sizingDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	m.ReplicasPerNode = types.Int64Value(r.ReplicasPerNode)
 	m.MaxConcurrencyPerReplica = types.Int64PointerValue(r.MaxConcurrencyPerReplica)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// smallestPlaced is the smallest n ≥ minGPUs that is at most one node or
+// whole nodes: the answer without the tensor-parallel rule.
+func smallestPlaced(minGPUs, gpusPerNode int64) int64 {
+	for n := minGPUs; n <= sizing.MaxGPUs; n++ {
+		if _, _, ok := sizing.Placement(n, gpusPerNode); ok {
+			return n
+		}
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package serving_test
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -142,5 +143,88 @@ func TestAccInferenceSizingValidation(t *testing.T) {
   gpu_memory = "80G"
   attention_heads = 7`, `model_bytes`, `need at least 10 GPUs, but no tensor parallelism from 10 to 64`),
 		},
+	})
+}
+
+// The tensor-parallel rule of issue #28 through Terraform: without the heads
+// the sizing picks a power of two (a 70B model that 3 GPUs hold gets 4, not
+// the 3 that vLLM refuses for its 64 heads) and says so in
+// tensor_parallel_rule; with them, a divisor of the attention heads that
+// divides or is a multiple of the KV heads. Shapes: Llama 3 70B (64 heads,
+// 8 KV heads, 80 layers), Llama 3 8B (32, 8, 32 layers), DeepSeek-V3 671B
+// (128 heads, and MLA, whose config says 128 KV heads), Llama 2 13B (40, 40).
+func TestAccInferenceSizingTensorParallel(t *testing.T) {
+	env := acctest.Env(t)
+	ds := "data.aiplatform_inference_sizing."
+	model := func(name, body, heads string) string {
+		return "data \"aiplatform_inference_sizing\" \"" + name + "\" {\n" + body + "}\n" +
+			"data \"aiplatform_inference_sizing\" \"" + name + "_heads\" {\n" + body + heads + "}\n"
+	}
+	const powers = "powers of two only: attention_heads is not given"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{{
+			Config: acctest.Provider(env) +
+				// 140 GB + 2.68 GB of KV (8,192 tokens × 327,680 B) + 1.07 GB per GPU: 3 GPUs.
+				model("l70", `  params_billion = 70
+  dtype = "bf16"
+  gpu_memory = "80G"
+  gpus_per_node = 8
+  kv_cache_bytes_per_token = 327680
+  context_length = 8192
+`, "  attention_heads = 64\n  kv_heads = 8\n") +
+				// 16 GB + 4.29 GB of KV (32,768 × 131,072 B) on 12 GB cards (10.8 GB usable): 3 GPUs.
+				model("l8", `  params_billion = 8
+  dtype = "bf16"
+  gpu_memory = "12G"
+  gpus_per_node = 4
+  kv_cache_bytes_per_token = 131072
+  context_length = 32768
+`, "  attention_heads = 32\n  kv_heads = 8\n") +
+				// 671 GB on 80 GB cards: 10 GPUs, not whole 8-GPU nodes: 16.
+				model("ds", `  params_billion = 671
+  dtype = "fp8"
+  gpu_memory = "80G"
+  gpus_per_node = 8
+`, "  attention_heads = 128\n  kv_heads = 128\n") +
+				// 26 GB on 8 GB cards (7.2 usable) with 1 GB overhead: 5 GPUs; 5 divides 40 heads.
+				model("l13", `  params_billion = 13
+  dtype = "fp16"
+  gpu_memory = "8G"
+  gpus_per_node = 8
+  overhead_bytes_per_gpu = 1000000000
+`, "  attention_heads = 40\n  kv_heads = 40\n"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(ds+"l70", "min_gpus", "3"),
+				resource.TestCheckResourceAttr(ds+"l70", "tensor_parallel", "4"),
+				resource.TestCheckResourceAttr(ds+"l70", "replicas_per_node", "2"),
+				resource.TestMatchResourceAttr(ds+"l70", "tensor_parallel_rule", regexp.MustCompile("^"+powers)),
+				resource.TestCheckResourceAttr(ds+"l70", "valid_tensor_parallel.#", "7"), // 1, 2, 4, …, 64
+				resource.TestCheckResourceAttr(ds+"l70", "valid_tensor_parallel.2", "4"),
+				resource.TestCheckResourceAttr(ds+"l70_heads", "tensor_parallel", "4"),
+				resource.TestCheckResourceAttr(ds+"l70_heads", "tensor_parallel_rule",
+					"divisors of the model's 64 attention heads that divide or are a multiple of its 8 KV heads"),
+
+				resource.TestCheckResourceAttr(ds+"l8", "min_gpus", "3"),
+				resource.TestCheckResourceAttr(ds+"l8", "tensor_parallel", "4"),
+				resource.TestMatchResourceAttr(ds+"l8", "tensor_parallel_rule", regexp.MustCompile("^"+powers)),
+				resource.TestCheckResourceAttr(ds+"l8_heads", "tensor_parallel", "4"),
+				resource.TestCheckResourceAttr(ds+"l8_heads", "valid_tensor_parallel.#", "6"), // 1, 2, 4, 8, 16, 32
+
+				resource.TestCheckResourceAttr(ds+"ds", "min_gpus", "10"),
+				resource.TestCheckResourceAttr(ds+"ds", "tensor_parallel", "16"),
+				resource.TestCheckResourceAttr(ds+"ds", "needs_lws", "true"),
+				resource.TestMatchResourceAttr(ds+"ds", "tensor_parallel_rule", regexp.MustCompile("^"+powers)),
+				resource.TestCheckResourceAttr(ds+"ds_heads", "tensor_parallel", "16"),
+				resource.TestCheckResourceAttr(ds+"ds_heads", "nodes_per_replica", "2"),
+
+				resource.TestCheckResourceAttr(ds+"l13", "min_gpus", "5"),
+				resource.TestCheckResourceAttr(ds+"l13", "tensor_parallel", "8"),
+				resource.TestCheckResourceAttr(ds+"l13_heads", "tensor_parallel", "5"),
+				resource.TestCheckResourceAttr(ds+"l13_heads", "valid_tensor_parallel.#", "8"), // 1, 2, 4, 5, 8, 10, 20, 40
+				resource.TestCheckResourceAttr(ds+"l13_heads", "tensor_parallel_rule",
+					"divisors of the model's 40 attention heads that divide or are a multiple of its 40 KV heads"),
+			),
+		}},
 	})
 }

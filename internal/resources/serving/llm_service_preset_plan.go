@@ -26,6 +26,9 @@ func validatePreset(m *presetModel) diag.Diagnostics {
 	if m.Template != nil {
 		d := m.server(m.tensor() * m.dataLocal())
 		d.Name = types.StringNull()
+		// The pod's GPUs are tensor × data_local; the tensor parallelism is
+		// parallelism.tensor alone, checked against the heads below.
+		d.GPUsPerReplica = types.Int64Unknown()
 		if d.Container.IsNull() {
 			d.Container = types.StringValue(presetContainer) // the default, not applied yet
 		}
@@ -54,9 +57,7 @@ func validatePreset(m *presetModel) diag.Diagnostics {
 	if md := m.Sizing; md != nil && m.parallelismKnown() && !md.AttentionHeads.IsUnknown() && !md.KVHeads.IsUnknown() {
 		heads, d := validateHeads(path.Root("sizing"), md.AttentionHeads, md.KVHeads)
 		if !d.HasError() {
-			if err := sizing.CheckTensorParallel(m.tensor(), heads); err != nil {
-				diags.AddAttributeError(path.Root("parallelism").AtName("tensor"), "Invalid tensor parallelism", err.Error()+".")
-			}
+			diags.Append(tensorParallelDiags(path.Root("parallelism").AtName("tensor"), m.tensor(), heads)...)
 		}
 	}
 	if p := m.Parallelism; p != nil && m.parallelismKnown() {

@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"reflect"
 	"regexp"
 	"strconv"
 
@@ -103,9 +104,12 @@ func NewLWSGroup() resource.Resource {
 			"and `size − 1` workers — created, scaled, restarted and rolled out as units, which is what a model " +
 			"sharded over several nodes needs. With `serving`, the plan checks that the weights, the KV cache of one request and the " +
 			"per-GPU overhead fit the GPUs, and the tensor parallelism against the model's heads, by the same rules as " +
-			"`data.aiplatform_inference_sizing` (see the guide *Inference sizing*); the leader gets a startup probe sized to the time it " +
+			"`data.aiplatform_inference_sizing` (see the guide *Inference sizing*); the leader's model server gets a startup probe sized to the time it " +
 			"takes to read the weights, a liveness probe on the server's own health path that Kubernetes starts only after the startup " +
-			"probe has passed, and a separate readiness probe. `replicas = 0` needs `allow_scale_to_zero`.\n\n" +
+			"probe has passed, and a separate readiness probe. The workers get no probes from `serving` — a Ray or vLLM worker serves no HTTP, and " +
+			"probes on the server's port would kill it and, with `RecreateGroupOnPodRestart`, restart its group — only those their own containers " +
+			"set (with a `leader` block). Without a `leader` block the leader runs the worker template, written out as the LeaderWorkerSet's " +
+			"`leaderTemplate` with the probes added. `replicas = 0` needs `allow_scale_to_zero`.\n\n" +
 			"`leader` and `worker` are pod templates of the provider's shared model: named containers (the model server first, sidecars after it), " +
 			"requests apart from limits, ports, env from Secrets and ConfigMaps, volumes and mounts, init and sidecar containers, and `pod_template` " +
 			"for anything else a `PodTemplateSpec` can say; `image`, `gpus`, `cpu` and `memory` are a shorthand for a pod of one container. " +
@@ -248,11 +252,21 @@ func lwsFields(m *lwsGroupModel) map[string]any {
 	}
 	tmpl := map[string]any{"size": m.Size.ValueInt64()}
 	object.Put(tmpl, "restartPolicy", m.RestartPolicy)
-	if m.Leader != nil {
+	// Only the leader's model server gets the serving probes: a worker (a
+	// Ray or vLLM worker process) serves no HTTP, so probes on the server's
+	// port would kill it after the startup budget, and with
+	// RecreateGroupOnPodRestart restart its whole group. Without a leader
+	// block the leader runs the worker template; with serving, it is written
+	// out as the leader's, with the probes, and the workers' stays bare.
+	switch {
+	case m.Leader != nil:
 		tmpl["leaderTemplate"] = templateOut(m.Leader, m.ModelCache, probes)
 		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
-	} else {
-		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, probes)
+	case m.Serving != nil:
+		tmpl["leaderTemplate"] = templateOut(m.Worker, m.ModelCache, probes)
+		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
+	default:
+		tmpl["workerTemplate"] = templateOut(m.Worker, m.ModelCache, nil)
 	}
 	spec := map[string]any{"replicas": m.Replicas.ValueInt64(), "leaderWorkerTemplate": tmpl}
 	object.Put(spec, "startupPolicy", m.StartupPolicy)
@@ -309,11 +323,9 @@ func readLWS(live map[string]any, m *lwsGroupModel) {
 	rec, _ := object.Field(live, "metadata", "annotations", ServingAnnotation).(string)
 	m.Serving = servingFromRecord(rec)
 	m.ModelCache = modelCacheIn(object.Fields(tmpl, "workerTemplate"), m.ModelCache)
-	// The model cache's volume and mount and the serving block's startup
-	// probe are the group's, not the templates' own.
-	cached, leader := m.ModelCache != nil, object.Fields(tmpl, "leaderTemplate")
-	m.Worker = templateIn(object.Fields(tmpl, "workerTemplate"), m.Worker, cached, m.Serving != nil && leader == nil)
-	m.Leader = templateIn(leader, m.Leader, cached, m.Serving != nil)
+	// The model cache's volume and mount and the serving block's probes
+	// are the group's, not the templates' own.
+	m.Worker, m.Leader = templatesIn(tmpl, m.Worker, m.Leader, m.ModelCache != nil, m.Serving != nil)
 	if m.WaitForReady.IsNull() {
 		m.WaitForReady = types.BoolValue(true) // import: the default
 	}
@@ -343,4 +355,27 @@ func validateLWS(m *lwsGroupModel) diag.Diagnostics {
 		diags.Append(checkFit(m)...)
 	}
 	return diags
+}
+
+// templatesIn reads the worker and leader templates. Serving probes only
+// the leader, so a leader template that is the worker's plus those probes is
+// what a configuration without a leader block writes: read as no leader. A
+// serving group without a leader template was written when the worker
+// template carried the probes for every pod; its leader is read as a copy
+// of that template, so that a configuration without a leader block plans an
+// update that takes the probes off the workers.
+func templatesIn(tmpl map[string]any, priorWorker, priorLeader *podTemplateModel, cached, serving bool) (worker, leader *podTemplateModel) {
+	liveWorker, liveLeader := object.Fields(tmpl, "workerTemplate"), object.Fields(tmpl, "leaderTemplate")
+	worker = templateIn(liveWorker, priorWorker, cached, false)
+	switch {
+	case !serving || priorLeader != nil:
+		return worker, templateIn(liveLeader, priorLeader, cached, serving)
+	case liveLeader == nil:
+		return worker, templateIn(liveWorker, priorWorker, cached, true)
+	}
+	leader = templateIn(liveLeader, priorWorker, cached, true)
+	if reflect.DeepEqual(leader, worker) {
+		return worker, nil
+	}
+	return worker, templateIn(liveLeader, nil, cached, true)
 }

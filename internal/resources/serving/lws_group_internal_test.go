@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
@@ -161,23 +163,120 @@ func TestLWSImport(t *testing.T) {
 	}
 }
 
+// A serving group without a leader block: the leader runs the worker
+// template with the model server's probes, the workers run it without any
+// (a Ray or vLLM worker serves no HTTP: probes on the server's port would
+// kill it after the startup budget and, with RecreateGroupOnPodRestart,
+// restart the whole group). The object reads back as no leader block.
 func TestLWSWithoutLeader(t *testing.T) {
 	m := group()
 	m.Leader, m.ModelCache = nil, &modelCacheModel{Mode: types.StringValue("pvc"), ClaimName: types.StringValue("llama"), HostPath: types.StringNull(),
 		SubPath: types.StringValue("main-0123abcd"), MountPath: types.StringValue("/models/llama")}
-	got := &lwsGroupModel{}
+	if diags := validateLWS(m); diags.HasError() {
+		t.Fatalf("validate: %v", diags)
+	}
+	got := group()
+	got.Leader = nil
 	live := roundTrip(t, m, got, nil)
 	tmpl := object.Fields(live, "spec", "leaderWorkerTemplate")
-	if tmpl["leaderTemplate"] != nil {
-		t.Error("leaderTemplate written without leader")
+	for _, c := range object.Items(tmpl, "workerTemplate", "spec", "containers") {
+		for _, f := range serverProbeFields {
+			if c[f] != nil {
+				t.Errorf("worker container %v has a %s: %v", c["name"], f, c[f])
+			}
+		}
 	}
-	// The worker template is the leader's: it carries the probe, sized for a
-	// claim: (140e9 ÷ 200 MiB/s + 60) × 2 ÷ 10 = 145.5 → 146.
-	if v := object.Field(mainContainer(object.Fields(tmpl, "workerTemplate")), "startupProbe", "failureThreshold"); v != float64(146) {
-		t.Errorf("failureThreshold %v", v)
+	// The leader's server: the startup probe sized for a claim,
+	// (140e9 ÷ 200 MiB/s + 60) × 2 ÷ 10 = 145.5 → 146, liveness after it,
+	// readiness apart.
+	leader := mainContainer(object.Fields(tmpl, "leaderTemplate"))
+	if v := object.Field(leader, "startupProbe", "failureThreshold"); v != float64(146) {
+		t.Errorf("leader startup failureThreshold %v", v)
 	}
-	if got.Leader != nil || got.ModelCache == nil || *got.ModelCache != *m.ModelCache {
-		t.Errorf("leader %v, cache %+v", got.Leader, got.ModelCache)
+	if object.Field(leader, "livenessProbe", "httpGet", "path") != "/health" || object.Field(leader, "readinessProbe", "httpGet", "path") != "/v1/models" {
+		t.Errorf("leader probes %v, %v", leader["livenessProbe"], leader["readinessProbe"])
+	}
+	// Apart from the probes the two templates are one.
+	bare := runtime.DeepCopyJSONValue(object.Fields(tmpl, "leaderTemplate")).(map[string]any)
+	for _, f := range serverProbeFields {
+		delete(mainContainer(bare), f)
+	}
+	if !reflect.DeepEqual(bare, object.Fields(tmpl, "workerTemplate")) {
+		t.Errorf("leader template without probes\n%v\nworker template\n%v", bare, object.Fields(tmpl, "workerTemplate"))
+	}
+	if got.Leader != nil || got.ModelCache == nil || *got.ModelCache != *m.ModelCache || !reflect.DeepEqual(got.Worker, m.Worker) {
+		t.Errorf("leader %v, cache %+v, worker %+v", got.Leader, got.ModelCache, got.Worker)
+	}
+	// Imported: no leader block either.
+	imported := &lwsGroupModel{}
+	imported.SetObjectRef(m.ObjectRef())
+	readLWS(live, imported)
+	if imported.Leader != nil || imported.Worker == nil {
+		t.Errorf("imported leader %+v, worker %+v", imported.Leader, imported.Worker)
+	}
+
+	// Without serving nothing is probed, and the leader runs the worker
+	// template as LWS does by default: no leader template.
+	m.Serving = nil
+	live = roundTrip(t, m, &lwsGroupModel{}, nil)
+	tmpl = object.Fields(live, "spec", "leaderWorkerTemplate")
+	if tmpl["leaderTemplate"] != nil || mainContainer(object.Fields(tmpl, "workerTemplate"))["startupProbe"] != nil {
+		t.Errorf("without serving: %v", tmpl)
+	}
+}
+
+// A group written before the workers went without probes (no leader
+// template, the probes on the worker template) reads as a leader block, so
+// a configuration without one plans the update that fixes the workers.
+func TestLWSWithoutLeaderLegacy(t *testing.T) {
+	m := group()
+	m.Leader = nil
+	got := group()
+	got.Leader = nil
+	roundTrip(t, m, got, func(obj map[string]any) {
+		tmpl := object.Fields(obj, "spec", "leaderWorkerTemplate")
+		tmpl["workerTemplate"] = tmpl["leaderTemplate"]
+		delete(tmpl, "leaderTemplate")
+	})
+	if got.Leader == nil || !reflect.DeepEqual(got.Worker, m.Worker) {
+		t.Errorf("leader %+v, worker %+v: want a leader (a diff against the configuration) and the worker as configured", got.Leader, got.Worker)
+	}
+}
+
+// The tensor-parallel rule without the heads: a power of two passes
+// silently, anything else warns (the plan cannot check it, and vLLM refuses
+// it for almost every model) on the attribute, or on serving for the
+// default (every GPU of the group).
+func TestLWSTensorParallelWithoutHeads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(m *lwsGroupModel)
+		path string // "" for no warning
+	}{
+		{"8", func(m *lwsGroupModel) {}, ""},
+		{"6", func(m *lwsGroupModel) { m.Size, m.Serving.TensorParallel = types.Int64Value(3), types.Int64Value(6) }, "serving.tensor_parallel"},
+		{"default 12", func(m *lwsGroupModel) { m.Size, m.Serving.TensorParallel = types.Int64Value(3), types.Int64Null() }, "serving"},
+		{"6 with 48 heads", func(m *lwsGroupModel) {
+			m.Size, m.Serving.TensorParallel, m.Serving.AttentionHeads = types.Int64Value(3), types.Int64Value(6), types.Int64Value(48)
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := group()
+			tc.edit(m)
+			diags := validateLWS(m)
+			if diags.HasError() {
+				t.Fatalf("errors: %v", diags)
+			}
+			var warned []string
+			for _, d := range diags.Warnings() {
+				if dp, ok := d.(diag.DiagnosticWithPath); ok && strings.Contains(d.Detail(), "is not a power of two and the model's attention heads are not given") {
+					warned = append(warned, dp.Path().String())
+				}
+			}
+			if tc.path == "" && len(warned) > 0 || tc.path != "" && (len(warned) != 1 || warned[0] != tc.path) {
+				t.Errorf("warnings at %q, want at %q", warned, tc.path)
+			}
+		})
 	}
 }
 

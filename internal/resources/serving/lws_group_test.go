@@ -246,6 +246,80 @@ func TestAccLWSGroup(t *testing.T) {
 	})
 }
 
+// A serving group without a leader block (issue #28): the leader runs the
+// worker template with the model server's startup, liveness and readiness
+// probes; the workers — a Ray or vLLM worker serves no HTTP — get none. On
+// the live LeaderWorkerSet: a leader template with the probes, a worker
+// template without any; on the pods the controller makes: the same. Then an
+// empty plan (the object reads back as no leader block) and an import.
+func TestAccLWSGroupWithoutLeader(t *testing.T) {
+	env := acctest.Env(t)
+	addr := "aiplatform_lws_group.g"
+	live := lwsObject("default", "noleader")
+	config := acctest.Provider(env) + fmt.Sprintf(`
+resource "aiplatform_lws_group" "g" {
+  name      = "noleader"
+  namespace = "default"
+  replicas  = 1
+  size      = 2
+  worker = {
+    image         = "vllm/vllm-openai:v0.9.0"
+    command       = ["sh", "-c", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"]
+    gpus          = 4
+    node_selector = { %[1]s = "h100" }
+    tolerations   = [{ key = "nvidia.com/gpu", operator = "Exists", effect = "NoSchedule" }]
+  }
+  model_cache = {
+    mode       = "node_local"
+    host_path  = "/var/lib/model-cache/default/llama"
+    sub_path   = "main-0123abcd"
+    mount_path = "/models/llama"
+  }
+  serving = {
+    params_billion = 70
+    dtype          = "bf16"
+  }
+}
+`, lwsPoolLabel)
+	probes := func(role string, want bool) resource.TestCheckFunc {
+		return live.Check(env, func(obj map[string]any) error {
+			tmpl, _ := obj["spec"].(map[string]any)["leaderWorkerTemplate"].(map[string]any)[role].(map[string]any)
+			spec, _ := tmpl["spec"].(map[string]any)
+			containers, _ := spec["containers"].([]any)
+			if len(containers) != 1 {
+				return fmt.Errorf("%s: containers %v", role, containers)
+			}
+			c, _ := containers[0].(map[string]any)
+			for _, f := range []string{"startupProbe", "livenessProbe", "readinessProbe"} {
+				if (c[f] != nil) != want {
+					return fmt.Errorf("%s: %s = %v, want present %v", role, f, c[f], want)
+				}
+			}
+			return nil
+		})
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config:           config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckNoResourceAttr(addr, "leader"),
+					probes("workerTemplate", false),
+					probes("leaderTemplate", true),
+					live.Equal(env, "/health", "spec", "leaderWorkerTemplate", "leaderTemplate", "spec", "containers", "0", "livenessProbe", "httpGet", "path"),
+					live.Equal(env, "/v1/models", "spec", "leaderWorkerTemplate", "leaderTemplate", "spec", "containers", "0", "readinessProbe", "httpGet", "path"),
+					// ⌈(140e9 B ÷ 1 GiB/s + 60 s) × 2 ÷ 10 s⌉ = 39 (node-local cache).
+					lwsGroupHas(env, "noleader", 1, 2, 4, 39),
+				),
+			},
+			{ResourceName: addr, ImportState: true, ImportStateVerify: true, ImportStateId: "default/noleader"},
+		},
+		CheckDestroy: live.Gone(env),
+	})
+}
+
 // Bad input is refused at plan time with the attribute's path, and nothing
 // is created in the cluster.
 func TestAccLWSGroupValidation(t *testing.T) {

@@ -134,9 +134,7 @@ func groupFit(m *lwsGroupModel) (fit sizing.FitResult, kv int64, ok bool, diags 
 	overhead, d := validateOverhead(servingPath("overhead_bytes_per_gpu"), s.OverheadBytesPerGPU)
 	diags.Append(d...)
 	if tp > 0 && !d.HasError() && !s.AttentionHeads.IsUnknown() && !s.KVHeads.IsUnknown() && !diags.HasError() {
-		if err := sizing.CheckTensorParallel(tp, heads); err != nil {
-			diags.AddAttributeError(m.tensorParallelPath(), "Invalid tensor parallelism", err.Error()+".")
-		}
+		diags.Append(tensorParallelDiags(m.tensorParallelPath(), tp, heads)...)
 	}
 	if !ok || !kvOK || diags.HasError() || s.OverheadBytesPerGPU.IsUnknown() {
 		return fit, 0, false, diags

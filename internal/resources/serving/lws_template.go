@@ -267,7 +267,8 @@ func validateTemplate(t *podTemplateModel, p path.Path, cached, probed bool) dia
 		for field, set := range map[string]bool{"startup_probe": c.StartupProbe != nil, "liveness_probe": c.LivenessProbe != nil, "readiness_probe": c.ReadinessProbe != nil} {
 			if set {
 				bad(p.AtName("containers").AtListIndex(0).AtName(field),
-					"serving sets the model server's startup, liveness and readiness probes (from the model's size, health_path and readiness_path); leave it unset here")
+					"serving sets the leader's model server's startup, liveness and readiness probes (from the model's size, health_path and readiness_path); "+
+						"leave it unset here (without a leader block the leader runs the worker template: add a leader block to give the workers probes of their own)")
 			}
 		}
 	}

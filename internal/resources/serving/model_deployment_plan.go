@@ -65,9 +65,7 @@ func validateModelDeployment(m *modelDeploymentModel) diag.Diagnostics {
 		heads, d := validateHeads(p, md.AttentionHeads, md.KVHeads)
 		diags.Append(d...)
 		if !d.HasError() && object.Known(m.GPUsPerReplica) && !md.AttentionHeads.IsUnknown() && !md.KVHeads.IsUnknown() {
-			if err := sizing.CheckTensorParallel(m.GPUsPerReplica.ValueInt64(), heads); err != nil {
-				diags.AddAttributeError(path.Root("gpus_per_replica"), "Invalid tensor parallelism", err.Error()+".")
-			}
+			diags.Append(tensorParallelDiags(path.Root("gpus_per_replica"), m.GPUsPerReplica.ValueInt64(), heads)...)
 		}
 	}
 	if object.Known(m.ReserveFraction) {

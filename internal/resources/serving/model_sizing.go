@@ -83,6 +83,22 @@ func validateHeads(parent path.Path, attention, kv types.Int64) (sizing.Heads, d
 	return h, diags
 }
 
+// tensorParallelDiags applies internal/sizing's tensor-parallel rule to a
+// configured TP at p: an error when the known heads refuse it, a warning when
+// the attention heads are unknown and it is not a power of two (the plan
+// cannot check it, and vLLM refuses it for almost every model).
+func tensorParallelDiags(p path.Path, tp int64, heads sizing.Heads) diag.Diagnostics {
+	var diags diag.Diagnostics
+	note, err := sizing.CheckTensorParallel(tp, heads)
+	switch {
+	case err != nil:
+		diags.AddAttributeError(p, "Invalid tensor parallelism", err.Error()+".")
+	case note != "":
+		diags.AddAttributeWarning(p, "Tensor parallelism not checked", note+".")
+	}
+	return diags
+}
+
 // validateOverhead checks overhead_bytes_per_gpu; null is the default.
 func validateOverhead(p path.Path, v types.Int64) (int64, diag.Diagnostics) {
 	var diags diag.Diagnostics

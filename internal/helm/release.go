@@ -134,7 +134,7 @@ func (r *Release) Install(ctx context.Context, o Options) (*release.Release, err
 	}
 	r.log("release %s revision %d: %d objects created in %s; waiting until they are ready",
 		r.ID(), rel.Version, len(objs), time.Since(start).Round(100*time.Millisecond))
-	if err := r.waitReady(ctx, append(objs, crdObjects(o.Chart)...), o.Timeout); err != nil {
+	if err := r.waitReady(ctx, append(objs, crdObjects(o.Chart)...), o.Timeout, o.Omit); err != nil {
 		return nil, r.failInstall(err, "")
 	}
 	return rel, nil
@@ -191,7 +191,7 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	}
 	r.log("release %s revision %d: %d objects applied in %s; waiting until they are ready",
 		r.ID(), rel.Version, len(objs), time.Since(start).Round(100*time.Millisecond))
-	if err := r.waitReady(ctx, append(objs, crdObjects(o.Chart)...), o.Timeout); err != nil {
+	if err := r.waitReady(ctx, append(objs, crdObjects(o.Chart)...), o.Timeout, o.Omit); err != nil {
 		return nil, r.rollback(cfg, prev, err, "")
 	}
 	if err := r.repair(ctx, objs); err != nil {
@@ -203,11 +203,13 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 // waitReady waits until the release's objects are ready, then until each of
 // its webhooks answers a request through it (kube.Client.WaitWebhooks): an
 // Available Deployment is not yet a webhook the API server reaches.
-func (r *Release) waitReady(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
+func (r *Release) waitReady(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration, omit []string) error {
 	if err := r.Client.WaitReady(ctx, objs, r.Namespace, r.Log); err != nil {
 		return fmt.Errorf("waiting for readiness (timeout %s): %w", timeout, err)
 	}
-	if err := r.Client.WaitWebhooks(ctx, objs, r.Namespace, r.Log); err != nil {
+	// A chart whose cert-manager objects are left out (KServe's without
+	// cert-manager) gets its webhooks' CA from the caller after this.
+	if err := r.Client.WaitWebhooks(ctx, objs, r.Namespace, slices.Contains(omit, certManagerGroup), r.Log); err != nil {
 		return fmt.Errorf("waiting for its webhooks to answer (timeout %s): %w", timeout, err)
 	}
 	return nil
@@ -372,6 +374,9 @@ func crdObjects(ch *chart.Chart) []*unstructured.Unstructured {
 	}
 	return out
 }
+
+// certManagerGroup is cert-manager's API group (Options.Omit).
+const certManagerGroup = "cert-manager.io"
 
 // Helm's ownership label and its value.
 const (

@@ -89,11 +89,15 @@ type probe struct {
 // the conversion webhook of each of their CRDs that serves more than one
 // version. Webhooks that cannot be probed are named in progress and not
 // waited for: failurePolicy Ignore (a request passes whether or not it
-// answers), rules that name no resource the API server serves, a Service
-// client without a caBundle that cert-manager does not inject (its CA is
-// injected after the install: WaitServiceWebhooks then). The error on
-// timeout names each webhook not answering and its last error.
-func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstructured, defaultNamespace string, progress func(string)) error {
+// answers), rules that name no resource the API server serves, and, with
+// callerCA, a Service client without a caBundle that cert-manager does not
+// inject (the caller injects the CA after this: WaitServiceWebhooks then).
+// Without callerCA such a webhook is probed like any other: controllers that
+// rotate their own certificate (LWS, Kueue, JobSet, the Trainer) inject the
+// CA once they run, and until then the API server's calls fail (x509), which
+// is not an answer. The error on timeout names each webhook not answering
+// and its last error.
+func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstructured, defaultNamespace string, callerCA bool, progress func(string)) error {
 	typed, err := c.Typed()
 	if err != nil {
 		return err
@@ -125,13 +129,13 @@ func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstruct
 	}
 	var now []hook
 	for _, h := range hooks {
-		if h.cc.Service != nil && len(h.cc.CABundle) == 0 && !h.injected {
+		if callerCA && h.cc.Service != nil && len(h.cc.CABundle) == 0 && !h.injected {
 			say(progress, "%s: not probed yet: it has no caBundle, and its CA is injected after the install", h.what())
 			continue
 		}
 		now = append(now, h)
 	}
-	return c.probeWebhooks(ctx, now, crds, defaultNamespace, progress)
+	return c.probeWebhooks(ctx, now, crds, defaultNamespace, callerCA, progress)
 }
 
 // WaitServiceWebhooks waits, within ctx, until every admission webhook that
@@ -163,7 +167,7 @@ func (c *Client) WaitServiceWebhooks(ctx context.Context, namespace, service str
 			hooks = append(hooks, h)
 		}
 	}
-	return c.probeWebhooks(ctx, hooks, nil, namespace, progress)
+	return c.probeWebhooks(ctx, hooks, nil, namespace, false, progress)
 }
 
 func mutatingHooks(cfg *admissionv1.MutatingWebhookConfiguration) []hook {
@@ -195,7 +199,7 @@ func say(progress func(string), format string, args ...any) {
 // probeWebhooks plans a probe for each hook and each CRD's conversion
 // webhook, then asks every webhook not yet answering every webhookPoll until
 // all answer or ctx ends.
-func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string, defaultNamespace string, progress func(string)) error {
+func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string, defaultNamespace string, callerCA bool, progress func(string)) error {
 	if len(hooks) == 0 && len(crds) == 0 {
 		return nil
 	}
@@ -217,7 +221,7 @@ func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string,
 		probes = append(probes, p)
 	}
 	for _, name := range crds {
-		p, note := env.planConversion(ctx, name)
+		p, note := env.planConversion(ctx, name, callerCA)
 		if p == nil {
 			if note != "" {
 				say(progress, "CRD %s: conversion webhook not probed: %s", name, note)
@@ -469,14 +473,14 @@ func (e *probeEnv) plan(ctx context.Context, h hook) (*probe, string) {
 // planConversion is the probe of a CRD's conversion webhook: a list, then a
 // dry-run create, at a served version that is not the storage version; nil
 // and why not (or "" for a CRD without one) otherwise.
-func (e *probeEnv) planConversion(ctx context.Context, name string) (*probe, string) {
+func (e *probeEnv) planConversion(ctx context.Context, name string, callerCA bool) (*probe, string) {
 	crd := e.crd(ctx, name)
 	if crd == nil || crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
 		return nil, ""
 	}
-	if w := crd.Spec.Conversion.Webhook; w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil && len(w.ClientConfig.CABundle) == 0 &&
+	if w := crd.Spec.Conversion.Webhook; callerCA && w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil && len(w.ClientConfig.CABundle) == 0 &&
 		crd.Annotations[certManagerInject] == "" {
-		return nil, "it has no caBundle"
+		return nil, "it has no caBundle, and its CA is injected after the install"
 	}
 	version := ""
 	for _, v := range crd.Spec.Versions {

@@ -98,7 +98,7 @@ func (s *Set) waitReady(ctx context.Context, rec Record, timeout time.Duration) 
 	if err := s.Client.WaitReady(ctx, rec.Objects, s.Namespace, s.Log); err != nil {
 		return fmt.Errorf("waiting for readiness (timeout %s): %w", timeout, err)
 	}
-	if err := s.Client.WaitWebhooks(ctx, rec.Objects, s.Namespace, s.Log); err != nil {
+	if err := s.Client.WaitWebhooks(ctx, rec.Objects, s.Namespace, false, s.Log); err != nil {
 		return fmt.Errorf("waiting for its webhooks to answer (timeout %s): %w", timeout, err)
 	}
 	return nil

@@ -183,8 +183,10 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool, controllers 
 		testenv.StopProcesses(procs)
 	}
 
+	// --kueue, --lws, --kuberay imply the pod runner, every adapter on demand.
+	podRunner = podRunner || len(controllers) > 0
 	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true, Controllers: controllers, PodRunner: podRunner}
-	if podRunner || len(controllers) > 0 {
+	if podRunner {
 		// An aiplatform_nccl_check's launcher plays the named log (its
 		// image's mpirun is no program here); the workers stay kwok's.
 		opts.Commands = []testenv.Command{{Image: ncclTestsImage, Container: "launcher", Play: ncclLog}}

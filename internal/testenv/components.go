@@ -209,10 +209,3 @@ func ReadPIDs(dir string) ([]Process, error) { return process.ReadPIDs(dir) }
 // StopProcesses stops recorded processes in reverse order: SIGTERM to each
 // process group, SIGKILL after a grace period.
 func StopProcesses(procs []Process) { process.StopAll(procs) }
-
-// RunAgent serves the egress proxy and the pod runner of the detached cluster
-// in dir until ctx ends, then stops the processes it started. `testenv agent
-// <dir>` calls it; Start starts that for Options.Detach with PodRunner.
-func RunAgent(ctx context.Context, dir string, log io.Writer) error {
-	return podrunner.RunAgent(ctx, dir, log)
-}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -91,6 +92,21 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Where the runner's other binaries are, or will be once built.
+	for _, a := range opts.runnerAdapters() {
+		for _, s := range append([]binaries.Spec{a.Binary}, a.Alternates...) {
+			p, err := binaries.Path(s)
+			if err != nil {
+				return nil, err
+			}
+			if bins[Component(s.Name)] == "" {
+				bins[Component(s.Name)] = p
+			}
+			if bins[Component(s.Key())] == "" {
+				bins[Component(s.Key())] = p
+			}
+		}
+	}
 
 	// Free ports are picked before the components bind them, so another
 	// process (a parallel test package, an outgoing connection) can take one
@@ -114,19 +130,48 @@ func (o Options) runsPods() bool {
 // (Options.Commands).
 type Command = podrunner.Command
 
-// runnerBinaries are the binaries of the pod runner's adapters: with
-// PodRunner every adapter's but the on-demand ones, and those of
-// Controllers and Adapters.
+// runnerBinaries are the binaries Start builds up front, before the
+// cluster starts: those of the adapters a test names (Controllers,
+// Adapters). The pod runner builds the others' when their first pod is to
+// run (Options.PodRunner).
 func (o Options) runnerBinaries() []binaries.Spec {
 	var out []binaries.Spec
-	if o.PodRunner {
-		out = podrunner.Specs()
-	}
 	for _, c := range o.Controllers {
 		out = append(out, c.adapter.Binary)
 	}
 	for _, a := range o.Adapters {
 		out = append(out, a.Binary)
+	}
+	return out
+}
+
+// runnerAdapters are the adapters the pod runner runs: with PodRunner every
+// registered one but the on-demand ones (every one in a detached cluster,
+// `testenv up --pod-runner`), and those of Controllers and Adapters. A
+// registered adapter stands for a copy of the same name (KueueAt's): it
+// runs every version its images ask for.
+func (o Options) runnerAdapters() []*podrunner.Adapter {
+	var out []*podrunner.Adapter
+	add := func(a *podrunner.Adapter) {
+		if r := podrunner.ByName(a.Name); r != nil {
+			a = r
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	if o.PodRunner {
+		for _, a := range podrunner.Adapters {
+			if !a.OnDemand || o.Detach {
+				add(a)
+			}
+		}
+	}
+	for _, c := range o.Controllers {
+		add(c.adapter)
+	}
+	for _, a := range o.Adapters {
+		add(a)
 	}
 	return out
 }
@@ -279,7 +324,7 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 
 // stateFiles are the entries Start writes in Options.Dir; cleanDir removes
 // them (and nothing else) before a new cluster starts there.
-var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", "lws", "volumes", "charts", PIDFile}
+var stateFiles = []string{"etcd", "pki", "kubeconfig", "kwok.yaml", "kueue", "lws", "volumes", "charts", agentFile, PIDFile}
 
 func cleanDir(dir string) error {
 	for _, name := range stateFiles {

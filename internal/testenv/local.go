@@ -96,13 +96,21 @@ func startLocal(ctx context.Context, opts Options, bins Binaries) (_ *Env, err e
 		if err := e.startScheduling(ctx); err != nil {
 			return nil, err
 		}
-		stop, err := nodes.StartStorage(ctx, e.Client, e.Dir, e.logf)
-		if err != nil {
-			return nil, err
+		if opts.Detach {
+			// Its provisioner runs in the agent (startPodRunner), which
+			// outlives this process.
+			if err := nodes.CreateStorageClass(ctx, e.Client, e.logf); err != nil {
+				return nil, err
+			}
+		} else {
+			stop, err := nodes.StartStorage(ctx, e.Client, e.Dir, e.logf)
+			if err != nil {
+				return nil, err
+			}
+			e.mu.Lock()
+			e.stopStorage = stop
+			e.mu.Unlock()
 		}
-		e.mu.Lock()
-		e.stopStorage = stop
-		e.mu.Unlock()
 		if err := e.startPodRunner(ctx); err != nil {
 			return nil, err
 		}
@@ -127,7 +135,7 @@ func (e *Env) startScheduling(ctx context.Context) error {
 	}
 	k := nodes.KwokOptions{Lease: e.nodeLease()}
 	if e.opts.runsPods() {
-		k.RunnerImages = podrunner.ImagePattern(e.Binaries.paths())
+		k.RunnerImages = podrunner.ImagePattern(e.opts.runnerAdapters())
 		for _, c := range e.opts.Commands {
 			k.RunnerContainers = append(k.RunnerContainers, nodes.Container{Image: c.Image.String(), Name: c.Container})
 		}
@@ -169,13 +177,18 @@ func (e *Env) startEgress() error {
 	return e.net.StartEgress(e.Dir, e.Client, e.logf)
 }
 
-// startPodRunner starts the pod runner (Options.PodRunner): in this process,
-// or for a detached cluster as the agent process.
+// startPodRunner starts the pod runner (Options.PodRunner) in this process;
+// for a detached cluster it starts the agent process instead, which runs the
+// storage provisioner and, with a pod runner, the runner (see agent.go).
 func (e *Env) startPodRunner(ctx context.Context) error {
-	if !e.opts.runsPods() {
-		return nil
-	}
 	if e.opts.Detach {
+		c, err := e.agentConfig()
+		if err != nil {
+			return err
+		}
+		if err := writeAgentConfig(e.Dir, c); err != nil {
+			return err
+		}
 		self, err := os.Executable()
 		if err != nil {
 			return err
@@ -190,10 +203,17 @@ func (e *Env) startPodRunner(ctx context.Context) error {
 			return fmt.Errorf("testenv: %s exited (%v)\n%s", Agent, p.Err(), process.LogTail(e.LogPath(Agent)))
 		case <-time.After(time.Second):
 		}
-		e.logf("egress proxy and pod runner running as %s (pid %d)", Agent, p.PID)
+		what := "storage provisioner"
+		if c.Runner {
+			what = "storage provisioner, egress proxy and pod runner (adapters: " + strings.Join(c.Adapters, ", ") + "; each built when its first pod runs)"
+		}
+		e.logf("%s running as %s (pid %d, log %s)", what, Agent, p.PID, e.LogPath(Agent))
 		return nil
 	}
-	names, err := e.net.StartRunner(e.Client, e.Host, e.CAData, e.Dir, e.Binaries.paths(), e.opts.Commands, e.kubeletPort, e.logf)
+	if !e.opts.runsPods() {
+		return nil
+	}
+	names, err := e.net.StartRunner(e.Client, e.Host, e.CAData, e.Dir, e.opts.runnerAdapters(), e.opts.Commands, e.kubeletPort, e.logf)
 	if err != nil {
 		return err
 	}

@@ -57,10 +57,12 @@ type Options struct {
 	// pods whose image testenv knows
 	// (package podrunner.Adapters: Kueue, LWS, KubeRay, JobSet, Trainer, the
 	// MPI Operator) as local processes, with the pod's own configuration and
-	// Secrets, and makes the pod Ready when the process is. Implies Egress,
-	// Scheduling, and the binaries of every adapter that is not on demand
-	// (the endpoint picker and KServe's controllers are on demand: name them
-	// in Controllers, or in Adapters to run them without installing).
+	// Secrets, and makes the pod Ready when the process is. Implies Egress
+	// and Scheduling. A controller's binary is built when its first pod is
+	// to run (the pod waits, not Ready, and says so), not up front. The
+	// endpoint picker and KServe's controllers are on demand: name them in
+	// Controllers, or in Adapters to run them without installing; a
+	// detached cluster (Detach) runs them too.
 	PodRunner bool
 
 	// Adapters are on-demand pod adapters (podrunner.KServe,
@@ -81,7 +83,9 @@ type Options struct {
 
 	// Detach starts the processes in their own session, without a parent-death
 	// signal, so they outlive this process (`testenv up`), and keeps
-	// <Dir>/pids up to date. Requires Dir.
+	// <Dir>/pids up to date. Requires Dir. What would run inside this
+	// process (the storage provisioner, the pod runner) runs in an agent
+	// process instead (RunAgent).
 	Detach bool
 
 	// NodeLease is how long kwok's node leases last (kwok renews each at a

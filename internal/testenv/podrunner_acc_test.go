@@ -44,6 +44,11 @@ func TestPodRunnerKueueChart(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	// Built first: the pod runner would build it when the chart's pod is
+	// to run, inside the install's wait.
+	if _, err := testenv.EnsureBinaries(ctx, nil, testenv.KueueManager); err != nil {
+		t.Fatal(err)
+	}
 	env, err := testenv.Start(ctx, testenv.Options{PodRunner: true, Nodes: []testenv.NodePool{{Name: "cpu", Count: 1}}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,9 @@
 // Package binaries builds the binaries testenv runs from Go modules, on first
 // use, and caches them outside the repository by name and version
 // (${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-aiplatform/bin/<name>-<version>),
-// one builder at a time across processes (a file lock).
+// each binary built once across processes (a file lock per binary: two
+// different binaries build at once, the same one is built by one process
+// while the others wait for it).
 package binaries
 
 import (
@@ -14,6 +16,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -72,10 +75,17 @@ type Paths map[string]string
 func (s Spec) Key() string { return s.Name + "@" + s.Version }
 
 // Ensure returns the paths of the given binaries in Dir, building the missing
-// ones first. A lock file in Dir makes concurrent callers (parallel test
-// packages) wait for one build instead of running their own. Progress goes to
-// log (os.Stderr when nil).
+// ones first, one after the other. A lock file per binary in Dir makes
+// concurrent callers (parallel test packages, the pod runner's pods, another
+// goroutine) wait for one build of it instead of running their own, while
+// different binaries build at once. Progress goes to log (os.Stderr when nil).
 func Ensure(ctx context.Context, log io.Writer, specs ...Spec) (Paths, error) {
+	return EnsureFor(ctx, log, "", specs...)
+}
+
+// EnsureFor is Ensure with what the binaries are built for ("pod
+// lws-system/lws-controller-manager-…"), said in the progress messages.
+func EnsureFor(ctx context.Context, log io.Writer, purpose string, specs ...Spec) (Paths, error) {
 	if log == nil {
 		log = os.Stderr
 	}
@@ -104,16 +114,8 @@ func Ensure(ctx context.Context, log io.Writer, specs ...Spec) (Paths, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := lockFile(ctx, log, filepath.Join(dir, ".build.lock"))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	for _, s := range missing {
-		if isFile(bins[s.Key()]) { // built by whoever held the lock before us
-			continue
-		}
-		if err := build(ctx, log, s, bins[s.Key()]); err != nil {
+		if err := ensureOne(ctx, log, purpose, s, bins[s.Key()]); err != nil {
 			return nil, err
 		}
 		for _, also := range s.BuildsAlso {
@@ -121,6 +123,52 @@ func Ensure(ctx context.Context, log io.Writer, specs ...Spec) (Paths, error) {
 		}
 	}
 	return bins, nil
+}
+
+// Path is where the binary of s is (or will be, once built) in Dir.
+func Path(s Spec) (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, s.FileName()), nil
+}
+
+// LockName is the lock file, in Dir, of the binary named file (a
+// Spec.FileName): one per binary, so different binaries build at once.
+func LockName(file string) string { return "." + file + ".lock" }
+
+// building serialises, within this process, the builds of one binary (a
+// second flock on the same file from this process would wait too, but
+// would say another process is building).
+var (
+	buildingMu sync.Mutex
+	building   = map[string]*sync.Mutex{}
+)
+
+// ensureOne builds s into dst unless it is there, holding the binary's lock.
+func ensureOne(ctx context.Context, log io.Writer, purpose string, s Spec, dst string) error {
+	buildingMu.Lock()
+	m := building[dst]
+	if m == nil {
+		m = &sync.Mutex{}
+		building[dst] = m
+	}
+	buildingMu.Unlock()
+	m.Lock()
+	defer m.Unlock()
+	if isFile(dst) { // built by another goroutine while we waited
+		return nil
+	}
+	unlock, err := lockFile(ctx, log, filepath.Join(filepath.Dir(dst), LockName(s.FileName())), s.FileName())
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if isFile(dst) { // built by whoever held the lock before us
+		return nil
+	}
+	return build(ctx, log, purpose, s, dst)
 }
 
 // Built reports whether s is in the cache already.
@@ -136,7 +184,7 @@ func isFile(path string) bool {
 
 // lockFile takes an exclusive flock on path, polling so that ctx can cancel
 // the wait, and returns the function that releases it.
-func lockFile(ctx context.Context, log io.Writer, path string) (func(), error) {
+func lockFile(ctx context.Context, log io.Writer, path, what string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
@@ -153,7 +201,7 @@ func lockFile(ctx context.Context, log io.Writer, path string) (func(), error) {
 			return nil, fmt.Errorf("testenv: lock %s: %w", path, err)
 		}
 		if !announced {
-			fmt.Fprintf(log, "testenv: another process is building binaries, waiting for %s\n", path)
+			fmt.Fprintf(log, "testenv: another process is building %s, waiting for it (lock %s)\n", what, path)
 			announced = true
 		}
 		select {
@@ -213,7 +261,7 @@ func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 
 // build builds one binary into dst: into a temporary name first, renamed
 // into place only when complete, so a reader never sees half a binary.
-func build(ctx context.Context, log io.Writer, s Spec, dst string) error {
+func build(ctx context.Context, log io.Writer, purpose string, s Spec, dst string) error {
 	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".build-"+s.Name+"-")
 	if err != nil {
 		return err
@@ -245,7 +293,10 @@ func build(ctx context.Context, log io.Writer, s Spec, dst string) error {
 	for _, also := range s.BuildsAlso {
 		what += " + " + also.Name
 	}
-	fmt.Fprintf(log, "testenv: building %s %s (cold: %s)…\n", what, s.Version, cold)
+	if purpose != "" {
+		purpose = " for " + purpose
+	}
+	fmt.Fprintf(log, "testenv: building %s %s%s (cold: %s)…\n", what, s.Version, purpose, cold)
 	start := time.Now()
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {

@@ -30,8 +30,8 @@ import (
 //     provisioner deletes it (reclaim policy Delete).
 //
 // The provisioner lives as long as the process that called Start (a test
-// binary); a cluster left running by `testenv up` keeps what was bound but
-// binds no new claims once `up` has exited.
+// binary); in a cluster left running by `testenv up`, the agent process runs
+// it (RunProvisioner), so claims bind after `up` has exited.
 const (
 	// StorageClass is the name of the default StorageClass.
 	StorageClass = "standard"
@@ -47,7 +47,16 @@ const (
 // StartStorage creates the default StorageClass and starts the provisioner
 // of volumes under <dir>/volumes, which runs until stop is called.
 func StartStorage(ctx context.Context, client kubernetes.Interface, dir string, logf func(string, ...any)) (stop context.CancelFunc, _ error) {
-	st := &storage{client: client, dir: dir, logf: logf}
+	if err := CreateStorageClass(ctx, client, logf); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	go RunProvisioner(runCtx, client, dir, logf)
+	return cancel, nil
+}
+
+// CreateStorageClass creates the default StorageClass (idempotent).
+func CreateStorageClass(ctx context.Context, client kubernetes.Interface, logf func(string, ...any)) error {
 	t := time.Now()
 	reclaim := corev1.PersistentVolumeReclaimDelete
 	binding := storagev1.VolumeBindingImmediate
@@ -63,13 +72,17 @@ func StartStorage(ctx context.Context, client kubernetes.Interface, dir string, 
 		AllowVolumeExpansion: &expand,
 	}
 	if _, err := client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("testenv: creating StorageClass %s: %w", StorageClass, err)
+		return fmt.Errorf("testenv: creating StorageClass %s: %w", StorageClass, err)
 	}
-
-	runCtx, cancel := context.WithCancel(context.Background())
-	go st.runProvisioner(runCtx)
 	logf("StorageClass %s (default, provisioner %s) ready (%s)", StorageClass, StorageProvisioner, time.Since(t).Round(10*time.Millisecond))
-	return cancel, nil
+	return nil
+}
+
+// RunProvisioner provisions and reclaims the StorageClass's volumes, under
+// <dir>/volumes, until ctx ends.
+func RunProvisioner(ctx context.Context, client kubernetes.Interface, dir string, logf func(string, ...any)) {
+	st := &storage{client: client, dir: dir, logf: logf}
+	st.runProvisioner(ctx)
 }
 
 // storage is the provisioner's state.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +25,8 @@ import (
 //   - Image: the container images it takes over (kwok leaves their pods to
 //     the runner);
 //   - Binary: how testenv builds the controller (module@version, main package,
-//     -ldflags), cached by name and version (package binaries);
+//     -ldflags), cached by name and version (package binaries), when the
+//     first pod of its image is to run (or a test asks for it);
 //   - Prepare: how the pod's command line maps to a local one — it sets
 //     lp.args and the moved ports from the container and its projected
 //     volumes (adapter_config.go has the shared moves: --config files,
@@ -67,10 +69,12 @@ type Adapter struct {
 	// Container, when set, is the only container name the adapter takes
 	// (with Image).
 	Container string
-	// OnDemand: the binary is built only for a test that names the adapter
-	// in testenv's Options.Controllers, not for Options.PodRunner (Specs
-	// leaves it out). An on-demand adapter with an empty Install runs pods
-	// the tests create themselves; testenv installs nothing for it.
+	// OnDemand: a test's runner runs it only when the test names the
+	// adapter in testenv's Options.Controllers or Options.Adapters, not for
+	// Options.PodRunner alone (Specs leaves it out); a detached cluster's
+	// runner (`testenv up --pod-runner`) runs every adapter. An on-demand
+	// adapter with an empty Install runs pods the tests create themselves;
+	// testenv installs nothing for it.
 	OnDemand bool
 	// runsCommand: the adapter runs the container's own command once
 	// (Command) instead of a built binary.
@@ -164,8 +168,9 @@ func ByName(name string) *Adapter {
 	return nil
 }
 
-// Adapters are the registered adapters, one line per controller; the runner
-// uses those whose binary it has.
+// Adapters are the registered adapters, one line per controller; a runner
+// runs those it is given, building each one's binary when its first pod is
+// to run.
 var Adapters = []*Adapter{
 	Kueue,          // adapter_kueue.go
 	LWS,            // adapter_lws.go
@@ -178,8 +183,8 @@ var Adapters = []*Adapter{
 	LLMISvc,        // adapter_kserve.go (on demand)
 }
 
-// Specs are the binaries of every adapter that is not on demand: what
-// Options.PodRunner builds.
+// Specs are the binaries of every adapter that is not on demand: those
+// Options.PodRunner's runner may build (each when its first pod runs).
 func Specs() []binaries.Spec {
 	var out []binaries.Spec
 	for _, a := range Adapters {
@@ -202,48 +207,32 @@ func AllSpecs() []binaries.Spec {
 	return out
 }
 
-// BuiltSpecs are the binaries of the on-demand adapters that are in the
-// binary cache already (a detached cluster's agent runs those its cluster
-// asked for, which Start built).
-func BuiltSpecs() []binaries.Spec {
-	var out []binaries.Spec
-	for _, a := range Adapters {
-		if a.OnDemand && binaries.Built(a.Binary) {
-			out = append(out, a.Binary)
-		}
-	}
-	return out
-}
-
 // Installs reports whether testenv installs something for the adapter (a
 // chart or a manifest file); an on-demand adapter may install nothing.
 func (a *Adapter) Installs() bool {
 	return a.Install.Chart != (Source{}) || a.Install.Manifests != (Source{})
 }
 
-// binary is the path of the binary that runs container c: the version its
-// image asks for (VersionOf), else the one of the adapter's name in bins.
-func (a *Adapter) binary(bins binaries.Paths, c *corev1.Container) (string, error) {
+// spec is the binary that runs container c: the version its image asks for
+// (VersionOf: Binary or one of Alternates), else Binary. The runner builds
+// it when the first pod needs it.
+func (a *Adapter) spec(c *corev1.Container) (binaries.Spec, error) {
 	if a.VersionOf != nil {
 		if v := a.VersionOf(c.Image); v != "" {
-			key := binaries.Spec{Name: a.Binary.Name, Version: v}.Key()
-			if p := bins[key]; p != "" {
-				return p, nil
+			for _, s := range append([]binaries.Spec{a.Binary}, a.Alternates...) {
+				if s.Version == v {
+					return s, nil
+				}
 			}
-			return "", fmt.Errorf("image %s asks for %s %s, which this cluster's testenv did not build (name that version in Options.Controllers)", c.Image, a.Binary.Name, v)
+			return binaries.Spec{}, fmt.Errorf("image %s asks for %s %s, which testenv does not build", c.Image, a.Binary.Name, v)
 		}
 	}
-	return bins[a.Binary.Name], nil
+	return a.Binary, nil
 }
 
-// active are the adapters whose binary is in bins, and those of the commands.
-func active(bins binaries.Paths, cmds []Command) []*Adapter {
-	var out []*Adapter
-	for _, a := range Adapters {
-		if bins[a.Binary.Name] != "" {
-			out = append(out, a)
-		}
-	}
+// withCommands are the adapters and those of the commands.
+func withCommands(adapters []*Adapter, cmds []Command) []*Adapter {
+	out := slices.Clone(adapters)
 	for _, c := range cmds {
 		out = append(out, c.adapter())
 	}
@@ -251,11 +240,11 @@ func active(bins binaries.Paths, cmds []Command) []*Adapter {
 }
 
 // ImagePattern is a regular expression matching the images the pod runner
-// takes over with the binaries in bins (for kwok's pod-ready stage to leave
+// takes over with these adapters (for kwok's pod-ready stage to leave
 // alone).
-func ImagePattern(bins binaries.Paths) string {
+func ImagePattern(adapters []*Adapter) string {
 	var alts []string
-	for _, a := range active(bins, nil) {
+	for _, a := range adapters {
 		alts = append(alts, "(?:"+a.Image.String()+")")
 	}
 	return strings.Join(alts, "|")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -27,27 +28,50 @@ import (
 // exit code the container's: the pod Succeeds or Fails as a kubelet with
 // restartPolicy Never would report it. The pod's other containers are
 // reported terminated with it.
+//
+// Play, when set, is a recorded log the container plays when its own
+// program is not on this machine (an image's mpirun): its output is the
+// file's content and it exits 0. That is how a detached cluster (`testenv up
+// --nccl-log FILE`) runs an aiplatform_nccl_check's default command. A
+// missing Play file fails the container, saying where to put one.
 type Command struct {
 	Image     *regexp.Regexp
 	Container string
+	Play      string
 }
 
 // adapter is the pod adapter that runs the command.
 func (c Command) adapter() *Adapter {
-	return &Adapter{Name: "command", Image: c.Image, Container: c.Container, Prepare: prepareCommand, runsCommand: true}
+	return &Adapter{Name: "command", Image: c.Image, Container: c.Container, Prepare: c.prepare, runsCommand: true}
 }
 
-func prepareCommand(lp *localPod) error {
-	c := lp.container
-	argv := append(slices.Clone(c.Command), c.Args...)
-	if len(argv) == 0 {
-		return fmt.Errorf("container %s has no command: the runner does not know the image's entrypoint", c.Name)
+func (c Command) prepare(lp *localPod) error {
+	ctr := lp.container
+	argv := append(slices.Clone(ctr.Command), ctr.Args...)
+	if len(argv) == 0 && c.Play == "" {
+		return fmt.Errorf("container %s has no command: the runner does not know the image's entrypoint", ctr.Name)
 	}
-	bin, err := exec.LookPath(argv[0])
+	var bin string
+	var err error
+	if len(argv) > 0 {
+		bin, err = exec.LookPath(argv[0])
+	}
+	if (len(argv) == 0 || err != nil) && c.Play != "" {
+		if _, statErr := os.Stat(c.Play); statErr != nil {
+			return fmt.Errorf("container %s: no log to play in its place (%v): put one there, e.g. nccl-tests' all_reduce_perf output", ctr.Name, statErr)
+		}
+		cat, catErr := exec.LookPath("cat")
+		if catErr != nil {
+			return catErr
+		}
+		lp.logf("container %s: playing %s as its output (its command %q is not a program here)", ctr.Name, c.Play, argv)
+		lp.bin, lp.args = cat, []string{c.Play}
+		return nil
+	}
 	if err != nil {
-		return fmt.Errorf("container %s's command %s: %w", c.Name, argv[0], err)
+		return fmt.Errorf("container %s's command %s: %w", ctr.Name, argv[0], err)
 	}
-	for _, e := range c.Env {
+	for _, e := range ctr.Env {
 		if e.ValueFrom != nil {
 			lp.logf("env %s: only literal values are passed (valueFrom ignored)", e.Name)
 			continue

@@ -1,7 +1,6 @@
 package podrunner
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,39 +9,30 @@ import (
 )
 
 // A Kueue pod runs the manager its image tag names: the chart's staging tag
-// or a release tag, of either version testenv builds; an image of a version
-// testenv did not build is refused with the way to ask for it, and one that
-// names no version runs the default manager.
+// or a release tag, of either version testenv builds (the runner builds it
+// when the pod is to run), and one that names no version runs the default
+// manager.
 func TestKueueBinaryByImage(t *testing.T) {
 	var specs []binaries.Spec
-	bins := binaries.Paths{}
 	for _, v := range KueueVersions {
-		s := kueueSpec(v)
-		specs = append(specs, s)
-		bins[s.Key()] = "/bin/kueue-" + v
+		specs = append(specs, kueueSpec(v))
 	}
-	bins["kueue"] = "/bin/kueue-" + KueueVersion
 	if got := Specs(); !containsAll(got, specs) {
 		t.Errorf("Specs() = %v, want every Kueue version among them", got)
 	}
 	image := func(img string) *corev1.Container { return &corev1.Container{Name: "manager", Image: img} }
 	for img, want := range map[string]string{
-		"us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.19": "/bin/kueue-v0.19.2",
-		"registry.k8s.io/kueue/kueue:v0.19.2":                                    "/bin/kueue-v0.19.2",
-		"us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.17": "/bin/kueue-v0.17.0",
-		"registry.k8s.io/kueue/kueue:v0.17.0":                                    "/bin/kueue-v0.17.0",
-		"registry.k8s.io/kueue/kueue:latest":                                     "/bin/kueue-" + KueueVersion,
+		"us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.19": "v0.19.2",
+		"registry.k8s.io/kueue/kueue:v0.19.2":                                    "v0.19.2",
+		"us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.17": "v0.17.0",
+		"registry.k8s.io/kueue/kueue:v0.17.0":                                    "v0.17.0",
+		"registry.k8s.io/kueue/kueue:latest":                                     KueueVersion,
 	} {
-		got, err := Kueue.binary(bins, image(img))
-		if err != nil || got != want {
-			t.Errorf("%s: %q, %v; want %q", img, got, err, want)
+		got, err := Kueue.spec(image(img))
+		if err != nil || got.Key() != kueueSpec(want).Key() {
+			t.Errorf("%s: %q, %v; want %q", img, got.Key(), err, kueueSpec(want).Key())
 		}
 	}
-	delete(bins, kueueSpec("v0.19.2").Key())
-	if _, err := Kueue.binary(bins, image("registry.k8s.io/kueue/kueue:v0.19.2")); err == nil || !strings.Contains(err.Error(), "Options.Controllers") {
-		t.Errorf("v0.19.2 image without its binary: %v, want an error naming Options.Controllers", err)
-	}
-
 	a, err := KueueAt("v0.19.2")
 	if err != nil || a.Binary.Version != "v0.19.2" || a.Install.Chart.Version != "v0.19.2" || Kueue.Binary.Version != KueueVersion {
 		t.Errorf("KueueAt(v0.19.2) = %+v, %v (and the default adapter is now %s)", a, err, Kueue.Binary.Version)

@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
@@ -51,7 +50,7 @@ func TestEgressProxyMapping(t *testing.T) {
 		service("by-number", "10.0.0.13", 8443, intstr.FromInt32(9443), selector),
 	)
 
-	r := newPodRunner(client, "", nil, t.TempDir(), binaries.Paths{}, nil, t.Logf)
+	r := newPodRunner(client, "", nil, t.TempDir(), nil, nil, t.Logf)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kueue-system", Name: "kueue-0", UID: types.UID("u1"), Labels: map[string]string{"app": "kueue", "pod-template-hash": "x"}}}
 	lp := &localPod{
 		runner: r, adapter: Kueue, pod: pod,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,7 +68,7 @@ func TestCommandAdapter(t *testing.T) {
 		container: &corev1.Container{Name: "launcher", Command: []string{"cat"}, Args: []string{"/x"},
 			Env: []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", ValueFrom: &corev1.EnvVarSource{}}}},
 	}
-	if err := prepareCommand(lp); err != nil {
+	if err := a.Prepare(lp); err != nil {
 		t.Fatal(err)
 	}
 	if filepath.Base(lp.bin) != "cat" || !slices.Equal(lp.args, []string{"/x"}) || !slices.Equal(lp.env, []string{"A=1"}) {
@@ -75,7 +76,28 @@ func TestCommandAdapter(t *testing.T) {
 	}
 	lp.container.Command = nil
 	lp.container.Args = nil
-	if err := prepareCommand(lp); err == nil {
+	if err := a.Prepare(lp); err == nil {
 		t.Error("a container without a command was prepared")
+	}
+
+	// With a log to play: a command that is no program here (the image's
+	// mpirun) plays it; one that is (cat) still runs; a missing log fails
+	// the container, naming it.
+	play := filepath.Join(t.TempDir(), "nccl-tests.txt")
+	p := Command{Image: a.Image, Container: "launcher", Play: play}.adapter()
+	lp.adapter, lp.bin, lp.args, lp.env = p, "", nil, nil
+	lp.container.Command = []string{"mpirun", "all_reduce_perf"}
+	if err := p.Prepare(lp); err == nil || !strings.Contains(err.Error(), play) {
+		t.Errorf("no log to play: %v, want an error naming %s", err, play)
+	}
+	if err := os.WriteFile(play, []byte("# nccl-tests\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Prepare(lp); err != nil || filepath.Base(lp.bin) != "cat" || !slices.Equal(lp.args, []string{play}) {
+		t.Errorf("playing %s: bin %s args %q, %v", play, lp.bin, lp.args, err)
+	}
+	lp.container.Command, lp.env = []string{"cat", "/y"}, nil
+	if err := p.Prepare(lp); err != nil || !slices.Equal(lp.args, []string{"/y"}) {
+		t.Errorf("a command that is a program here: args %q, %v; want it run", lp.args, err)
 	}
 }

@@ -2,15 +2,13 @@ package podrunner
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
@@ -53,11 +51,12 @@ func (l *Local) StartEgress(dir string, client kubernetes.Interface, logf func(s
 	return nil
 }
 
-// StartRunner starts the pod runner with the adapters whose binary is in
-// bins and the commands cmds, and returns their names; with kubeletPort > 0
-// it serves the pods' logs there (the nodes' kubelet port, see kubeletLogs).
-func (l *Local) StartRunner(client kubernetes.Interface, host string, ca []byte, dir string, bins binaries.Paths, cmds []Command, kubeletPort int, logf func(string, ...any)) ([]string, error) {
-	r := newPodRunner(client, host, ca, dir, bins, cmds, logf)
+// StartRunner starts the pod runner with the adapters and the commands cmds,
+// and returns their names; with kubeletPort > 0 it serves the pods' logs
+// there (the nodes' kubelet port, see kubeletLogs). An adapter's binary is
+// built when its first pod is to run.
+func (l *Local) StartRunner(client kubernetes.Interface, host string, ca []byte, dir string, adapters []*Adapter, cmds []Command, kubeletPort int, logf func(string, ...any)) ([]string, error) {
+	r := newPodRunner(client, host, ca, dir, adapters, cmds, logf)
 	r.start()
 	if kubeletPort > 0 {
 		k, err := startKubeletLogs(kubeletPort, r.dir, logf)
@@ -97,13 +96,22 @@ func (l *Local) Stop() {
 // Agent is the process that serves the egress socket and runs the
 // pod runner for a detached cluster (`testenv up`), which outlives the
 // process that called Start: the calling program itself, run as
-// `<program> agent <dir>`, which must call RunAgent (cmd/testenv does).
+// `<program> agent <dir>`, which must call testenv.RunAgent (cmd/testenv
+// does). It also runs the storage provisioner (package nodes).
 const Agent = "testenv-agent"
 
+// AgentOptions are what the agent's pod runner runs.
+type AgentOptions struct {
+	Adapters    []*Adapter
+	Commands    []Command
+	KubeletPort int // the nodes' kubelet port: the pods' logs are served there
+}
+
 // RunAgent serves the egress proxy and the pod runner of the detached cluster
-// in dir until ctx ends, then stops the processes it started. `testenv agent
-// <dir>` calls it; testenv.Start starts that for Options.Detach with PodRunner.
-func RunAgent(ctx context.Context, dir string, log io.Writer) error {
+// in dir until ctx ends, then stops the processes it started. testenv's agent
+// (`testenv agent <dir>`) calls it. It builds nothing up front: a pod's
+// binary is built when the pod is to run.
+func RunAgent(ctx context.Context, dir string, o AgentOptions, logf func(string, ...any)) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, "kubeconfig"))
 	if err != nil {
 		return err
@@ -113,12 +121,7 @@ func RunAgent(ctx context.Context, dir string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bins, err := binaries.Ensure(ctx, log, append(Specs(), BuiltSpecs()...)...)
-	if err != nil {
-		return err
-	}
-	logf := func(format string, args ...any) { fmt.Fprintf(log, "testenv agent: "+format+"\n", args...) }
-	r := newPodRunner(client, cfg.Host, cfg.CAData, dir, bins, nil, logf)
+	r := newPodRunner(client, cfg.Host, cfg.CAData, dir, o.Adapters, o.Commands, logf)
 	logFile, err := os.OpenFile(filepath.Join(dir, egressLogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -129,8 +132,23 @@ func RunAgent(ctx context.Context, dir string, log io.Writer) error {
 		return err
 	}
 	r.start()
-	logf("serving %s and running pods", filepath.Join(dir, egressSocketFile))
+	var k *kubeletLogs
+	if o.KubeletPort > 0 {
+		if k, err = startKubeletLogs(o.KubeletPort, r.dir, logf); err != nil {
+			r.stop()
+			p.close()
+			return err
+		}
+	}
+	names := []string{}
+	for _, a := range r.adapters {
+		names = append(names, a.Name)
+	}
+	logf("serving %s and running pods (adapters: %s; each binary built when its first pod runs)", filepath.Join(dir, egressSocketFile), strings.Join(names, ", "))
 	<-ctx.Done()
+	if k != nil {
+		k.close()
+	}
 	r.stop()
 	p.close()
 	logf("stopped")

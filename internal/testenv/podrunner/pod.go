@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
@@ -132,6 +133,17 @@ func (lp *localPod) run(ctx context.Context) {
 			return
 		}
 	}
+	var bin string
+	if !lp.adapter.runsCommand {
+		var err error
+		if bin, err = lp.build(ctx); err != nil {
+			if ctx.Err() == nil {
+				lp.logf("cannot run it: %v", err)
+				lp.setStatus(ctx, nil, false, fmt.Sprintf("testenv pod runner: %v", err))
+			}
+			return
+		}
+	}
 	if lock := lp.adapter.Exclusive; lock != "" {
 		release, err := process.MachineLock(ctx, lock, func(m string) {
 			lp.logf("%s", m)
@@ -146,11 +158,7 @@ func (lp *localPod) run(ctx context.Context) {
 		}
 		defer release()
 	}
-	bin, err := lp.adapter.binary(lp.runner.bins, lp.container)
-	if err == nil {
-		err = lp.adapter.Prepare(lp)
-	}
-	if err != nil {
+	if err := lp.adapter.Prepare(lp); err != nil {
 		lp.logf("cannot run it: %v", err)
 		lp.setStatus(ctx, nil, false, fmt.Sprintf("testenv pod runner: %v", err))
 		return
@@ -191,6 +199,28 @@ func (lp *localPod) run(ctx context.Context) {
 		sleep(ctx, backoff)
 		backoff = min(2*backoff, 30*time.Second)
 	}
+}
+
+// building starts the message of a pod waiting for its binary's build (its
+// container waits with reason ContainerCreating, see setStatus).
+const building = "testenv pod runner: building "
+
+// build returns the binary that runs the pod, waiting for its build when it
+// is not in the cache yet: the pod is not Ready meanwhile and says why.
+func (lp *localPod) build(ctx context.Context) (string, error) {
+	s, err := lp.adapter.spec(lp.container)
+	if err != nil {
+		return "", err
+	}
+	if !binaries.Built(s) {
+		cold := s.ColdBuild
+		if cold == "" {
+			cold = "a few minutes"
+		}
+		lp.logf("waits for its binary: building the %s controller %s, cold ≈ %s", lp.adapter.Name, s.Version, cold)
+		lp.setStatus(ctx, nil, false, fmt.Sprintf("%s%s %s for this pod (cold ≈ %s); it starts once built", building, s.Name, s.Version, cold))
+	}
+	return lp.runner.binary(ctx, s, "pod "+lp.key())
 }
 
 // probe follows the container's readinessProbe (its port moved) until the

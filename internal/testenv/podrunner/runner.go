@@ -14,7 +14,11 @@
 //     moving only what would collide on one machine (listening ports to free
 //     loopback ports, fixed paths to the projected files);
 //   - runs the binary testenv built for that image, restarting it when it
-//     exits, and stops it by PID when the pod goes away and in Env.Stop;
+//     exits, and stops it by PID when the pod goes away and in Env.Stop. The
+//     binary is built when the first pod of its image is to run (when a test
+//     did not ask for it up front): the pod waits, not Ready, its container
+//     waiting with reason ContainerCreating and the build in its message,
+//     while other adapters' pods run;
 //   - owns the pod's status: Running once started, Ready when the container's
 //     readinessProbe (its port moved) answers. kwok's pod-ready stage leaves
 //     these pods alone (package nodes), so a Deployment is Available only
@@ -54,28 +58,37 @@ type podRunner struct {
 	host     string
 	ca       []byte
 	dir      string // <Dir>/pods
-	bins     binaries.Paths
 	adapters []*Adapter
 	logf     func(string, ...any)
 
+	ctx    context.Context // the runner's: ends the builds in stop
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu   sync.Mutex
-	pods map[types.UID]*localPod
+	mu     sync.Mutex
+	pods   map[types.UID]*localPod
+	builds map[string]*buildCall // by binaries.Spec.Key
 }
 
-func newPodRunner(client kubernetes.Interface, host string, ca []byte, envDir string, bins binaries.Paths, cmds []Command, logf func(string, ...any)) *podRunner {
+// buildCall is one build of a binary that pods wait for.
+type buildCall struct {
+	done chan struct{}
+	path string
+	err  error
+}
+
+func newPodRunner(client kubernetes.Interface, host string, ca []byte, envDir string, adapters []*Adapter, cmds []Command, logf func(string, ...any)) *podRunner {
 	return &podRunner{
-		client: client, host: host, ca: ca, dir: filepath.Join(envDir, "pods"), bins: bins,
-		adapters: active(bins, cmds), logf: logf, pods: map[types.UID]*localPod{},
+		client: client, host: host, ca: ca, dir: filepath.Join(envDir, "pods"),
+		adapters: withCommands(adapters, cmds), logf: logf, pods: map[types.UID]*localPod{},
+		builds: map[string]*buildCall{},
 	}
 }
 
 func (r *podRunner) start() {
 	_ = os.RemoveAll(r.dir) // pods of an earlier cluster in this directory
 	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel, r.done = cancel, make(chan struct{})
+	r.ctx, r.cancel, r.done = ctx, cancel, make(chan struct{})
 	go func() {
 		defer close(r.done)
 		r.watch(ctx)
@@ -190,6 +203,49 @@ func (r *podRunner) run(pod *corev1.Pod, a *Adapter, container int) {
 	r.mu.Unlock()
 	r.logf("pod runner: running pod %s/%s (container %s, image %s) with the %s adapter", pod.Namespace, pod.Name, lp.container.Name, lp.container.Image, a.Name)
 	go lp.run(ctx)
+}
+
+// binary is the path of s, built first when it is not in the cache: once
+// for every pod that waits for it (a failed build is tried again by the next
+// pod), in the runner's context, so a pod that goes away does not cancel the
+// build its replacement needs. The wait ends with ctx (the pod's).
+func (r *podRunner) binary(ctx context.Context, s binaries.Spec, purpose string) (string, error) {
+	if p, err := binaries.Path(s); err != nil || binaries.Built(s) {
+		return p, err
+	}
+	r.mu.Lock()
+	b := r.builds[s.Key()]
+	if b == nil {
+		b = &buildCall{done: make(chan struct{})}
+		r.builds[s.Key()] = b
+		go func() {
+			paths, err := binaries.EnsureFor(r.ctx, logWriter(r.logf), purpose, s)
+			b.path, b.err = paths[s.Key()], err
+			if err != nil {
+				r.mu.Lock()
+				delete(r.builds, s.Key())
+				r.mu.Unlock()
+			}
+			close(b.done)
+		}()
+	}
+	r.mu.Unlock()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-b.done:
+		return b.path, b.err
+	}
+}
+
+// logWriter writes lines (package binaries' progress) to logf.
+type logWriter func(string, ...any)
+
+func (w logWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		w("%s", strings.TrimPrefix(line, "testenv: "))
+	}
+	return len(p), nil
 }
 
 func (r *podRunner) forget(lp *localPod) {

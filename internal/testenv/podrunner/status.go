@@ -3,6 +3,7 @@ package podrunner
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,7 +57,11 @@ func (lp *localPod) setStatus(ctx context.Context, restarts *int32, ready bool, 
 				}
 				lp.mu.Unlock()
 			} else {
-				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: message}
+				reason := "CreateContainerError"
+				if strings.HasPrefix(message, building) {
+					reason = "ContainerCreating"
+				}
+				cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: message}
 			}
 			if c.Name == lp.container.Name && restarts != nil && message != "" {
 				cs.State.Running = nil

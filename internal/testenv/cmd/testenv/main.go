@@ -1,13 +1,15 @@
 // Command testenv starts and stops a local cluster for the demo and for manual
 // testing (`make cluster-up`, `make cluster-down`):
 //
-//	testenv up [--nodes 3] [--gpus 8] [--product NVIDIA-H100-80GB-HBM3] [--kueue-crds | --kueue] [--kuberay] [--lws] [--pod-runner]
+//	testenv up [--nodes 3] [--gpus 8] [--product NVIDIA-H100-80GB-HBM3] [--kueue-crds | --kueue] [--kuberay] [--lws] [--pod-runner] [--nccl-log FILE]
 //	testenv down
 //	testenv queues
 //
 // `up` leaves the cluster's processes running after it exits and writes
 // <dir>/kubeconfig and <dir>/pids, where dir is $TESTENV_DIR or <repo>/.testenv.
-// `down` stops them.
+// `down` stops them. With a pod runner, its agent process (log
+// <dir>/testenv-agent.log) runs the controllers' pods, building each
+// controller when its first pod runs, and the storage provisioner.
 package main
 
 import (
@@ -18,7 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
+	"regexp"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -56,7 +58,8 @@ func main() {
 	kueue := flags.Bool("kueue", false, "also install Kueue's chart ("+testenv.KueueVersion+"), its manager run by the pod runner: it admits Jobs; implies --kueue-crds")
 	kuberay := flags.Bool("kuberay", false, "also install the KubeRay operator's chart ("+testenv.KubeRayVersion+"), with its CRDs: RayClusters get pods")
 	lws := flags.Bool("lws", false, "also install the LeaderWorkerSet controller's chart ("+testenv.LWSVersion+"), with its CRD and webhooks")
-	podRunner := flags.Bool("pod-runner", false, "run the controllers of installed charts (Kueue's, LWS's, KubeRay's) for real, their webhooks reached through an egress proxy; implied by --kueue, --kuberay, --lws")
+	podRunner := flags.Bool("pod-runner", false, "run the controllers of installed charts (Kueue, LWS, KubeRay, JobSet, Trainer, MPI Operator, KServe, the endpoint picker) for real, each built when its first pod runs, their webhooks reached through an egress proxy; implied by --kueue, --kuberay, --lws")
+	ncclLog := flags.String("nccl-log", "", "with the pod runner: the nccl-tests log (all_reduce_perf output) an aiplatform_nccl_check's launcher plays as its output; default <dir>/"+ncclLogFile+", read when the launcher runs (examples/fabric-check has a good and a bad one)")
 	flags.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		flags.PrintDefaults()
@@ -83,7 +86,7 @@ func main() {
 		if *kueue {
 			controllers = append(controllers, testenv.Kueue())
 		}
-		err = up(ctx, pool, *kueueCRDs && !*kueue, controllers, *podRunner)
+		err = up(ctx, pool, *kueueCRDs && !*kueue, controllers, *podRunner, *ncclLog)
 	case "down":
 		err = down()
 	case "agent": // started by `up --pod-runner`: the egress proxy and pod runner
@@ -116,6 +119,15 @@ func main() {
 	}
 }
 
+// ncclLogFile is the nccl-tests log an NCCL check's launcher plays, in the
+// cluster's directory, when `up` is given no --nccl-log. (Not *.log: those
+// are the cluster's own logs, removed when it starts again.)
+const ncclLogFile = "nccl-tests.txt"
+
+// ncclTestsImage are the images of an aiplatform_nccl_check's MPIJob (its
+// default image and others of the nccl-tests repository).
+var ncclTestsImage = regexp.MustCompile(`^ghcr\.io/coreweave/nccl-tests:`)
+
 // dir is where the cluster lives: $TESTENV_DIR or <repo>/.testenv.
 func dir() (string, error) {
 	if d := os.Getenv("TESTENV_DIR"); d != "" {
@@ -130,9 +142,14 @@ func dir() (string, error) {
 
 // up starts the cluster, with the controllers' charts installed and run by
 // the pod runner; kueueCRDs applies Kueue's CRDs alone.
-func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool, controllers []testenv.Controller, podRunner bool) error {
+func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool, controllers []testenv.Controller, podRunner bool, ncclLog string) error {
 	d, err := dir()
 	if err != nil {
+		return err
+	}
+	if ncclLog == "" {
+		ncclLog = filepath.Join(d, ncclLogFile)
+	} else if ncclLog, err = filepath.Abs(ncclLog); err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(d, "kubeconfig")
@@ -142,7 +159,7 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool, controllers 
 	}
 	if len(procs) > 0 {
 		if running(ctx, procs, kubeconfig) {
-			if (podRunner || len(controllers) > 0) && !slices.ContainsFunc(procs, func(p testenv.Process) bool { return p.Name == string(testenv.Agent) }) {
+			if (podRunner || len(controllers) > 0) && !testenv.DetachedRunsPods(d) {
 				return fmt.Errorf("the cluster running in %s has no pod runner: run `testenv down` first", d)
 			}
 			// The controllers asked for must be running there (checked as for
@@ -166,7 +183,14 @@ func up(ctx context.Context, pool testenv.NodePool, kueueCRDs bool, controllers 
 		testenv.StopProcesses(procs)
 	}
 
+	// --kueue, --lws, --kuberay imply the pod runner, every adapter on demand.
+	podRunner = podRunner || len(controllers) > 0
 	opts := testenv.Options{Dir: d, Detach: true, Scheduling: true, Controllers: controllers, PodRunner: podRunner}
+	if podRunner {
+		// An aiplatform_nccl_check's launcher plays the named log (its
+		// image's mpirun is no program here); the workers stay kwok's.
+		opts.Commands = []testenv.Command{{Image: ncclTestsImage, Container: "launcher", Play: ncclLog}}
+	}
 	if pool.Count > 0 {
 		opts.Nodes = []testenv.NodePool{pool}
 	}

@@ -1,0 +1,3 @@
+module example.test/sleeper
+
+go 1.26.0

@@ -312,7 +312,10 @@ func TestAccNCCLCheckLargestRow(t *testing.T) {
 	dir := t.TempDir()
 	main := acctest.RequiredProviders + `
 variable "kubeconfig" { type = string }
-variable "log" { type = string }
+variable "log" {
+  type    = string
+  default = "" # destroy needs no log
+}
 provider "aiplatform" {
   config_path = var.kubeconfig
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/controlplane"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/nodes"
@@ -155,7 +156,7 @@ func ModuleDir(ctx context.Context, modulePath, version string) (string, error) 
 
 // KueueCRDDir is the directory of Kueue's CRDs in the sigs.k8s.io/kueue module.
 func KueueCRDDir(ctx context.Context) (string, error) {
-	dir, err := ModuleDir(ctx, "sigs.k8s.io/kueue", KueueVersion)
+	dir, err := ModuleDir(ctx, catalog.KueueModule, KueueVersion)
 	if err != nil {
 		return "", err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
@@ -44,7 +45,7 @@ func (c Controller) Name() string { return c.adapter.Name }
 var DefaultKueueFrameworks = []string{"batch/job"}
 
 // KueueNamespace is the namespace Kueue's chart is installed in.
-const KueueNamespace = "kueue-system"
+const KueueNamespace = catalog.KueueNamespace
 
 // Kueue is the Kueue manager (Kueue's chart from the module cache, in
 // kueue-system) with the given integrations enabled (the chart's

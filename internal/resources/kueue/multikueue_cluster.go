@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
@@ -27,7 +28,7 @@ const (
 	// kubeconfigKey is the key of the Secret Kueue reads a worker's kubeconfig from.
 	kubeconfigKey = "kubeconfig"
 	// defaultKueueNamespace is where Kueue's chart runs the manager.
-	defaultKueueNamespace = "kueue-system"
+	defaultKueueNamespace = catalog.KueueNamespace
 	// secretClusterLabel marks a Secret the provider wrote for a
 	// MultiKueueCluster; only such a Secret is deleted with it.
 	secretClusterLabel = "aiplatform.dev/multikueue-cluster"

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"context"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,7 +38,7 @@ func kueueSpec(version string) binaries.Spec {
 	if version == "v0.19.2" {
 		dir = binaries.K8s036
 	}
-	return binaries.Spec{Name: "kueue", Version: version, Module: "sigs.k8s.io/kueue", Package: "sigs.k8s.io/kueue/cmd/kueue", Dir: dir, ColdBuild: cold}
+	return binaries.Spec{Name: "kueue", Version: version, Module: catalog.KueueModule, Package: catalog.KueueModule + "/cmd/kueue", Dir: dir, ColdBuild: cold}
 }
 
 // kueueAlternates are KueueVersions other than KueueVersion.
@@ -121,8 +122,8 @@ var Kueue = &Adapter{
 	Image:      regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/kueue/kueue[:@]`),
 	Prepare:    prepareKueuePod,
 	Install: Install{
-		Chart:     Source{Module: "sigs.k8s.io/kueue", Version: KueueVersion, Dir: "charts/kueue"},
-		Namespace: "kueue-system", Release: "kueue", Serves: "kueue.x-k8s.io/v1beta2",
+		Chart:     Source{Module: catalog.KueueModule, Version: KueueVersion, Dir: catalog.KueueChartDir},
+		Namespace: catalog.KueueNamespace, Release: catalog.KueueRelease, Serves: catalog.KueueGroup + "/" + catalog.KueueAPIVersion,
 	},
 	Answers: kueueAnswers,
 }

@@ -199,3 +199,21 @@ func TestAccGangQueueNotCheckedSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// The quota derived from the pool's own labels (which no node carries
+// before the apply) is the pool's allocatable on the first plan too — 3
+// nodes × 8 GPUs — so the gang of 2 × 8 is not refused against a quota of 0.
+func TestAccQuotaFromPlannedPoolLabels(t *testing.T) {
+	env := acctest.Env(t)
+	w := workspace(t, env, variant(t, gpuQuotaFromPool,
+		`{ name = "nvidia.com/gpu", from_allocatable = { node_selector = aiplatform_gpu_node_pool.train.labels } },`))
+	out, err := w.Run("plan")
+	if err != nil {
+		t.Fatal(out, err)
+	}
+	text := flat(out)
+	quota := regexp.MustCompile(`name = "nvidia\.com/gpu" (\+ )?nominal_quota = "24"`)
+	if !quota.MatchString(text) || strings.Contains(text, "Gang quota not checked") {
+		t.Fatalf("the plan does not derive 24 GPUs from the planned pool, or did not check the gang:\n%s", out)
+	}
+}

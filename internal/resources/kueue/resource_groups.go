@@ -19,6 +19,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/capacity"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -259,9 +260,12 @@ func planQuotas(ctx context.Context, c *kube.Client, groups []resourceGroup) dia
 		}
 		return true
 	}
-	// matching is served from the client's per-run cache once listed.
+	// matching is served from the client's per-run cache once listed, with
+	// the labels this run's node pools give their nodes (internal/rules), so
+	// a quota derived from a pool's labels is the pool's on the first apply
+	// too, not 0.
 	matching := func(selector map[string]string) []*corev1.Node {
-		sel, _ := c.NodesMatching(ctx, selector)
+		sel, _ := rules.NodesMatching(ctx, c, selector)
 		return sel
 	}
 	for i, g := range groups {

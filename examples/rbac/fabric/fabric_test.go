@@ -2,7 +2,7 @@
 // aggregated least-privilege role, on examples/fabric-check's cluster: the
 // example installs the MPI Operator (its pod run by the pod runner as the
 // real operator), the NCCL check's launcher prints a recorded nccl-tests log
-// (4 x HDR, busbw 96.69 GB/s), and the check gates a Trainer runtime. Then
+// (4 x HDR, busbw 95.74 GB/s at its largest size), and the check gates a Trainer runtime. Then
 // the aiplatform_nccl_check example with only its types' roles, on an MPI
 // Operator the platform team installed.
 package fabric_test

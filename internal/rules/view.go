@@ -159,14 +159,15 @@ func (v *View) Nodes() ([]corev1.Node, error) {
 		live, err := v.c.Nodes(v.ctx)
 		if err != nil {
 			v.nodesErr = err
+		} else if pools := planned.All[planned.NodePool](v.run); len(pools) == 0 {
+			v.nodes = live // nothing to relabel: the client's listing, not a copy
 		} else {
-			pools := planned.All[planned.NodePool](v.run)
 			v.nodes = make([]corev1.Node, len(live))
 			for i, n := range live {
 				v.nodes[i] = n
 				for _, p := range pools {
-					if capacity.Matches(n.Labels, p.Selector) && !capacity.Matches(n.Labels, p.Labels) {
-						labels := maps.Clone(n.Labels)
+					if cur := v.nodes[i].Labels; capacity.Matches(n.Labels, p.Selector) && !capacity.Matches(cur, p.Labels) {
+						labels := maps.Clone(cur)
 						if labels == nil {
 							labels = map[string]string{}
 						}
@@ -271,6 +272,9 @@ func amount(v any) int64 {
 // selects: a selector naming a pool's labels matches the pool's nodes on
 // the first apply too, when the pool is planned first.
 func NodesMatching(ctx context.Context, c *kube.Client, selector map[string]string) ([]*corev1.Node, error) {
+	if len(planned.All[planned.NodePool](planned.Of(c))) == 0 {
+		return c.NodesMatching(ctx, selector) // no pool planned: the client's per-selector cache
+	}
 	nodes, _, err := newView(ctx, c).NodesMatching(selector)
 	return nodes, err
 }

@@ -12,6 +12,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/registry"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 )
 
 // Source says where a chart comes from: a local directory (Path), an OCI
@@ -69,6 +71,12 @@ type Chart struct {
 	Default   Source // default repository and name; Version is the default version
 	Release   string // default release name
 	Namespace string // default namespace
+}
+
+// chartOf is a product's chart as the catalogue states it.
+func chartOf(p catalog.Product) Chart {
+	return Chart{Product: p.Name, Default: Source{Repository: p.ChartRepo, Name: p.ChartName, Version: p.DefaultVersion},
+		Release: p.Release, Namespace: p.Namespace}
 }
 
 // Config is a chart's typed configuration: what the provider's attributes

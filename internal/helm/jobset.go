@@ -4,25 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
-// JobSet is the JobSet controller's chart: upstream's OCI chart
-// (oci://registry.k8s.io/jobset/charts/jobset), whose versions are the JobSet
-// releases without the "v"; charts/jobset of the sigs.k8s.io/jobset module
-// is the same chart at the same version, but its values name the staging
-// image (…/k8s-staging-images/jobset/jobset:main) that the release process
-// replaces with registry.k8s.io/jobset/jobset:v<version>. Its settings are the
-// user's values alone: no typed configuration.
-var JobSet = Chart{
-	Product:   "JobSet",
-	Default:   Source{Repository: "oci://registry.k8s.io/jobset/charts", Name: "jobset", Version: "0.12.0"},
-	Release:   "jobset",
-	Namespace: "jobset-system",
-}
+// JobSet is the JobSet controller's chart (catalog.JobSet). Its settings are
+// the user's values alone: no typed configuration.
+var JobSet = chartOf(catalog.JobSet)
 
 // JobSet's presence in a cluster.
-var jobSetKind = kube.Kind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets", Kind: "JobSet"}
+var jobSetKind = catalog.JobSetKind
 
 const (
 	// jobSetDeployment is the controller's Deployment of JobSet's kustomize

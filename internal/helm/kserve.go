@@ -8,22 +8,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
-// KServe is KServe's resources chart (kserve-resources: the controller
-// manager, its RBAC, webhooks and the inferenceservice-config ConfigMap).
-// Upstream publishes it as oci://ghcr.io/kserve/charts/kserve-resources,
-// versions "v0.20.0" (with the v); the github.com/kserve/kserve module holds
-// the same charts under charts/. KServe ships its CRDs as separate charts:
-// KServeCRDs (and, for LLMInferenceService, KServeLLMISvcCRDs and
-// KServeLLMISvc), installed beside this one as releases of their own.
-var KServe = Chart{
-	Product:   "KServe",
-	Default:   Source{Repository: "oci://ghcr.io/kserve/charts", Name: "kserve-resources", Version: "v0.20.0"},
-	Release:   "kserve",
-	Namespace: "kserve",
-}
+// KServe is KServe's resources chart (catalog.KServe). KServe ships its CRDs
+// as separate charts: KServeCRDs (and, for LLMInferenceService,
+// KServeLLMISvcCRDs and KServeLLMISvc), installed beside this one as
+// releases of their own.
+var KServe = chartOf(catalog.KServe)
 
 // KServe's other charts, each a release of its own: the name of each is its
 // release's name suffix and the chart's name.
@@ -160,7 +153,7 @@ func KServeConfigFromValues(values map[string]any) KServeConfig {
 // KServe's presence in a cluster: its controller's Deployment, and the
 // Knative Serving API that the Knative deployment mode needs.
 var (
-	kserveInferenceServices = kube.Kind{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices", Kind: "InferenceService"}
+	kserveInferenceServices = catalog.InferenceServiceKind
 	knativeServices         = kube.Kind{Group: "serving.knative.dev", Version: "v1", Resource: "services", Kind: "Service"}
 )
 

@@ -1,11 +1,7 @@
 package helm
 
-// KubeRay is the KubeRay operator's chart (KubeRay's upstream chart
-// repository; the tests use a stand-in chart with KubeRay's own CRDs). Its
-// settings are the user's values alone: no typed configuration.
-var KubeRay = Chart{
-	Product:   "KubeRay",
-	Default:   Source{Repository: "https://ray-project.github.io/kuberay-helm/", Name: "kuberay-operator", Version: "1.5.0"},
-	Release:   "kuberay-operator",
-	Namespace: "kuberay-system",
-}
+import "github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
+
+// KubeRay is the KubeRay operator's chart (catalog.KubeRay). Its settings
+// are the user's values alone: no typed configuration.
+var KubeRay = chartOf(catalog.KubeRay)

@@ -11,21 +11,12 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
-// Trainer is Kubeflow Trainer's chart: upstream's OCI chart
-// (oci://ghcr.io/kubeflow/charts/kubeflow-trainer), versions without the
-// "v"; charts/kubeflow-trainer of the github.com/kubeflow/trainer/v2 module
-// is the same chart at the same version. The published chart bundles its
-// dependencies (JobSet, and LWS for the data cache), pulled from their OCI
-// registries; the module's chart has none of them in charts/.
-var Trainer = Chart{
-	Product:   "Kubeflow Trainer",
-	Default:   Source{Repository: "oci://ghcr.io/kubeflow/charts", Name: "kubeflow-trainer", Version: "2.3.0"},
-	Release:   "kubeflow-trainer",
-	Namespace: "kubeflow-system",
-}
+// Trainer is Kubeflow Trainer's chart (catalog.Trainer).
+var Trainer = chartOf(catalog.Trainer)
 
 // Where Trainer's chart keeps what TrainerConfig sets.
 var (

@@ -7,17 +7,12 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
-// Volcano's chart (upstream's chart repository; the tests use the stand-in
-// testdata/charts/volcano).
-var Volcano = Chart{
-	Product:   "Volcano",
-	Default:   Source{Repository: "https://volcano-sh.github.io/helm-charts", Name: "volcano", Version: "1.13.0"},
-	Release:   "volcano",
-	Namespace: "volcano-system",
-}
+// Volcano's chart (catalog.Volcano).
+var Volcano = chartOf(catalog.Volcano)
 
 // volcanoSchedulerConfPath is where Volcano's chart takes a whole scheduler
 // configuration that replaces its default file.

@@ -24,8 +24,13 @@ const (
 	EtcdVersion       = controlplane.EtcdVersion
 	KwokVersion       = nodes.KwokVersion
 	KueueVersion      = podrunner.KueueVersion
-	KubeRayVersion    = podrunner.KubeRayVersion // github.com/ray-project/kuberay/ray-operator
-	LWSVersion        = podrunner.LWSVersion     // sigs.k8s.io/lws
+)
+
+// The versions of the controllers testenv runs that are the catalogue's
+// defaults.
+var (
+	KubeRayVersion = podrunner.KubeRayVersion // github.com/ray-project/kuberay/ray-operator
+	LWSVersion     = podrunner.LWSVersion     // sigs.k8s.io/lws
 )
 
 // ProviderModule is the module path of this repository's root go.mod.
@@ -192,7 +197,7 @@ func InferencePoolCRDDir(ctx context.Context) (string, error) {
 }
 
 // LWSGroupVersion is the API of LeaderWorkerSets.
-var LWSGroupVersion = schema.GroupVersion{Group: "leaderworkerset.x-k8s.io", Version: "v1"}
+var LWSGroupVersion = schema.GroupVersion{Group: catalog.LWSKind.Group, Version: catalog.LWSKind.Version}
 
 // Process is one running component, as recorded in a pids file.
 type Process = process.Process

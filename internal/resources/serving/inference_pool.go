@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"time"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
@@ -27,8 +28,7 @@ import (
 // checks, _object the objects both ways, _apply the picker's objects, the
 // wait and the resource's Read and Delete around the generic path.
 
-var inferencePoolKind = kube.Kind{Group: "inference.networking.k8s.io", Version: "v1", Resource: "inferencepools", Kind: "InferencePool",
-	Namespaced: true, Missing: "the InferencePool CRD (inference.networking.k8s.io/v1) is not installed in this cluster: install the Gateway API Inference Extension's CRDs"}
+var inferencePoolKind = catalog.InferencePoolKind
 
 var (
 	serviceAccountKind = kube.Kind{Version: "v1", Resource: "serviceaccounts", Kind: "ServiceAccount", Namespaced: true}

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
@@ -26,8 +26,7 @@ import (
 
 // LLMServiceConfigKind is KServe's LLMInferenceServiceConfig (v1alpha2,
 // the storage version, so that no conversion webhook is needed to write it).
-var LLMServiceConfigKind = kube.Kind{Group: kserveGroup, Version: "v1alpha2", Resource: "llminferenceserviceconfigs",
-	Kind: "LLMInferenceServiceConfig", Namespaced: true, Missing: kserveMissing}
+var LLMServiceConfigKind = catalog.LLMServiceConfigKind
 
 const (
 	// presetContainer is the container KServe's published presets run vLLM

@@ -21,15 +21,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/sizing"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
 // lwsKind is a LeaderWorkerSet (sigs.k8s.io/lws).
-var lwsKind = kube.Kind{Group: "leaderworkerset.x-k8s.io", Version: "v1", Resource: "leaderworkersets", Kind: "LeaderWorkerSet",
-	Namespaced: true, Missing: "the LeaderWorkerSet CRD is not installed in this cluster: install the LWS controller (sigs.k8s.io/lws)"}
+var lwsKind = catalog.LWSKind
 
 const (
 	// QueueLabel puts a workload in a Kueue LocalQueue.

@@ -19,7 +19,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
@@ -27,10 +26,7 @@ import (
 )
 
 // rayClusterKind is KubeRay's RayCluster.
-var rayClusterKind = kube.Kind{
-	Group: "ray.io", Version: "v1", Resource: "rayclusters", Kind: "RayCluster", Namespaced: true,
-	Missing: "the KubeRay CRDs are not installed in this cluster: add aiplatform_kuberay_operator or install KubeRay",
-}
+var rayClusterKind = catalog.RayClusterKind
 
 // rayQueueLabel is the label Kueue reads a workload's LocalQueue from.
 const rayQueueLabel = catalog.KueueQueueLabel

@@ -9,17 +9,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 )
 
 // rayServiceKind is KubeRay's RayService: Ray Serve applications on a
 // RayCluster that KubeRay creates (and replaces on upgrade) from
 // spec.rayClusterConfig.
-var rayServiceKind = kube.Kind{
-	Group: "ray.io", Version: "v1", Resource: "rayservices", Kind: "RayService", Namespaced: true,
-	Missing: "the KubeRay CRDs are not installed in this cluster: add aiplatform_kuberay_operator or install KubeRay",
-}
+var rayServiceKind = catalog.RayServiceKind
 
 const (
 	// KubeRay v1.5's upgrade strategies (spec.upgradeStrategy.type).

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/podtemplate"
@@ -30,8 +31,6 @@ import (
 // ways, _import the import's report.
 
 const (
-	kserveGroup   = "serving.kserve.io"
-	kserveMissing = "the KServe CRDs are not installed in this cluster: add aiplatform_kserve or install KServe v0.20"
 	// runtimeContainer is the container KServe merges an InferenceService's
 	// predictor into (constants.InferenceServiceContainerName).
 	runtimeContainer = "kserve-container"
@@ -43,11 +42,9 @@ const (
 
 var (
 	// ClusterServingRuntimeKind is KServe's cluster-scoped runtime.
-	ClusterServingRuntimeKind = kube.Kind{Group: kserveGroup, Version: "v1alpha1", Resource: "clusterservingruntimes",
-		Kind: "ClusterServingRuntime", Missing: kserveMissing}
+	ClusterServingRuntimeKind = catalog.ClusterServingRuntimeKind
 	// ServingRuntimeKind is KServe's namespaced runtime.
-	ServingRuntimeKind = kube.Kind{Group: kserveGroup, Version: "v1alpha1", Resource: "servingruntimes",
-		Kind: "ServingRuntime", Namespaced: true, Missing: kserveMissing}
+	ServingRuntimeKind = catalog.ServingRuntimeKind
 )
 
 // protocolVersions are KServe v0.20's InferenceServiceProtocol values.

@@ -15,8 +15,7 @@ import (
 )
 
 // MPIJobKind is the MPI Operator's MPIJob (v0.8.0 serves kubeflow.org/v2beta1).
-var MPIJobKind = kube.Kind{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs", Kind: "MPIJob", Namespaced: true,
-	Missing: "the MPI Operator is not installed in this cluster (aiplatform_nccl_check runs nccl-tests as a kubeflow.org/v2beta1 MPIJob): install MPI Operator v0.8.0 or later"}
+var MPIJobKind = catalog.MPIJobKind
 
 // Labels the MPI Operator puts on an MPIJob's pods (its v2beta1 constants).
 const (

@@ -29,22 +29,13 @@ import (
 // training_runtime_object.go maps the model to and from the object,
 // training_runtime_plan.go checks it at plan time.
 
-const (
-	trainerGroup   = "trainer.kubeflow.org"
-	trainerVersion = "v1alpha1"
-	trainerMissing = "the Kubeflow Trainer CRDs are not installed in this cluster: add aiplatform_trainer or install Kubeflow Trainer v2"
-)
-
 var (
 	// ClusterTrainingRuntimeKind is Trainer's cluster-scoped runtime.
-	ClusterTrainingRuntimeKind = kube.Kind{Group: trainerGroup, Version: trainerVersion, Resource: "clustertrainingruntimes",
-		Kind: "ClusterTrainingRuntime", Missing: trainerMissing}
+	ClusterTrainingRuntimeKind = catalog.ClusterTrainingRuntimeKind
 	// TrainingRuntimeKind is Trainer's namespaced runtime.
-	TrainingRuntimeKind = kube.Kind{Group: trainerGroup, Version: trainerVersion, Resource: "trainingruntimes",
-		Kind: "TrainingRuntime", Namespaced: true, Missing: trainerMissing}
+	TrainingRuntimeKind = catalog.TrainingRuntimeKind
 	// TrainJobKind is what data scientists submit; it names a runtime.
-	TrainJobKind = kube.Kind{Group: trainerGroup, Version: trainerVersion, Resource: "trainjobs",
-		Kind: "TrainJob", Namespaced: true, Missing: trainerMissing}
+	TrainJobKind = catalog.TrainJobKind
 )
 
 // Frameworks and what Trainer v2.3.0 calls them.

@@ -32,7 +32,7 @@ var (
 	mpiReserved   = []string{"OMPI_MCA_orte_default_hostfile", "OMPI_MCA_plm_rsh_args", "OMPI_MCA_orte_keep_fqdn_hostnames", "OMPI_MCA_orte_set_default_slots"}
 )
 
-var volcanoPodGroupKind = kube.Kind{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups", Kind: "PodGroup", Namespaced: true}
+var volcanoPodGroupKind = catalog.VolcanoPodGroupKind
 
 func validateRuntime(m *runtimeModel) diag.Diagnostics {
 	var diags diag.Diagnostics

@@ -19,15 +19,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
-var queueKind = kube.Kind{
-	Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "queues", Kind: "Queue",
-	Missing: "the Volcano CRDs are not installed in this cluster: add aiplatform_volcano or install Volcano",
-}
+var queueKind = catalog.VolcanoQueueKind
 
 type queueModel struct {
 	object.ClusterMeta

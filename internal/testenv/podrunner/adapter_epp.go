@@ -8,15 +8,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // The Gateway API Inference Extension's module and the version of its
 // endpoint picker testenv builds and runs.
-const (
-	InferenceExtensionModule  = "sigs.k8s.io/gateway-api-inference-extension"
-	InferenceExtensionVersion = "v1.6.0"
+var (
+	InferenceExtensionModule  = catalog.InferenceExtension.Module
+	InferenceExtensionVersion = catalog.ModuleVersion(catalog.InferenceExtension.DefaultVersion)
 )
 
 // The endpoint picker's default ports (its server.Options): the ext-proc
@@ -53,7 +54,7 @@ var EndpointPicker = &Adapter{
 	Image:    regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/gateway-api-inference-extension/lwepp[:@]`),
 	Prepare:  prepareEPPPod,
 	OnDemand: true,
-	Install:  Install{Serves: "inference.networking.k8s.io/v1"},
+	Install:  Install{Serves: catalog.InferenceExtension.Serves},
 }
 
 func prepareEPPPod(lp *localPod) error {

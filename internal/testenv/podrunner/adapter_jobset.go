@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	"io/fs"
@@ -54,22 +55,23 @@ var JobSet = &Adapter{
 	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/jobset/jobset[:@]`),
 	Prepare: prepareJobSetPod,
 	Install: Install{
-		Chart:     Source{Module: JobSetModule, Version: JobSetVersion, Dir: "charts/jobset"},
-		Namespace: jobSetNamespace, Release: "jobset", Serves: "jobset.x-k8s.io/v1alpha2",
+		Chart:     Source{Module: JobSetModule, Version: JobSetVersion, Dir: catalog.JobSet.ChartDir},
+		Namespace: jobSetNamespace, Release: catalog.JobSet.Release, Serves: catalog.JobSet.Serves,
 		Values: map[string]any{"controller": map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "128Mi"}}}},
 	},
 	Answers: jobSetAnswers,
 }
 
 // JobSet's module and the version of its controller testenv builds and runs.
-const (
-	JobSetModule  = "sigs.k8s.io/jobset"
-	JobSetVersion = "v0.12.0"
+var (
+	JobSetModule  = catalog.JobSet.Module
+	JobSetVersion = catalog.ModuleVersion(catalog.JobSet.DefaultVersion)
 )
 
+// jobSetNamespace is the namespace JobSet uses outside a pod.
+var jobSetNamespace = catalog.JobSet.Namespace
+
 const (
-	// jobSetNamespace is the namespace JobSet uses outside a pod.
-	jobSetNamespace = "jobset-system"
 	// webhookCertMount is controller-runtime's default webhook certDir,
 	// where the charts mount the webhook Secret.
 	webhookCertMount = "/tmp/k8s-webhook-server/serving-certs"

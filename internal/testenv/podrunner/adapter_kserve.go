@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
@@ -60,11 +61,11 @@ var KServe = &Adapter{
 	Prepare:   prepareKServePod,
 	OnDemand:  true,
 	Install: Install{
-		Chart:        Source{Module: KServeModule, Version: KServeVersion, Dir: "charts/kserve-resources"},
+		Chart:        Source{Module: KServeModule, Version: KServeVersion, Dir: catalog.KServe.ChartDir},
 		CRDChart:     Source{Module: KServeModule, Version: KServeVersion, Dir: "charts/kserve-crd"},
 		Namespace:    KServeNamespace,
 		Release:      "kserve",
-		Serves:       "serving.kserve.io/v1beta1",
+		Serves:       catalog.KServe.Serves,
 		Values:       KServeValues("Standard"),
 		WebhookCerts: []WebhookCert{{Secret: "kserve-webhook-server-cert", Service: "kserve-webhook-server-service"}},
 		Omit:         []string{"cert-manager.io"},
@@ -104,10 +105,10 @@ var llmisvcSpec = binaries.Spec{Name: "kserve-llmisvc", Version: KServeVersion, 
 
 // KServe's module, the version of its controllers testenv builds and runs,
 // and the namespace its charts default to.
-const (
-	KServeModule    = "github.com/kserve/kserve"
-	KServeVersion   = "v0.20.0"
-	KServeNamespace = "kserve"
+var (
+	KServeModule    = catalog.KServe.Module
+	KServeVersion   = catalog.ModuleVersion(catalog.KServe.DefaultVersion)
+	KServeNamespace = catalog.KServe.Namespace
 )
 
 // KServeValues are the values testenv installs KServe's resource charts

@@ -6,14 +6,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // KubeRay's operator module and the version testenv builds and runs.
-const (
-	KubeRayModule  = "github.com/ray-project/kuberay/ray-operator"
-	KubeRayVersion = "v1.5.0"
+var (
+	KubeRayModule  = catalog.KubeRay.Module
+	KubeRayVersion = catalog.ModuleVersion(catalog.KubeRay.DefaultVersion)
 )
 
 // KubeRay runs the KubeRay operator of a pod from KubeRay's chart (or
@@ -46,7 +47,7 @@ var KubeRay = &Adapter{
 	Install: Install{
 		Chart:     Source{Dir: "testdata/charts/kuberay-operator"}, // the stand-in; its CRDs from the module
 		CRDs:      Source{Module: KubeRayModule, Version: KubeRayVersion, Dir: "config/crd/bases"},
-		Namespace: "kuberay-system", Release: "kuberay", Serves: "ray.io/v1",
+		Namespace: catalog.KubeRay.Namespace, Release: "kuberay", Serves: catalog.KubeRay.Serves,
 	},
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"context"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,9 +18,9 @@ import (
 )
 
 // LWS's module and the version of its controller testenv builds and runs.
-const (
-	LWSModule  = "sigs.k8s.io/lws"
-	LWSVersion = "v0.7.0"
+var (
+	LWSModule  = catalog.LWS.Module
+	LWSVersion = catalog.ModuleVersion(catalog.LWS.DefaultVersion)
 )
 
 // LWS runs the LeaderWorkerSet controller of a pod from LWS's chart
@@ -53,8 +54,8 @@ var LWS = &Adapter{
 	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
 	Prepare: prepareLWSPod,
 	Install: Install{
-		Chart:     Source{Module: LWSModule, Version: LWSVersion, Dir: "charts/lws"},
-		Namespace: lwsNamespace, Release: "lws", Serves: "leaderworkerset.x-k8s.io/v1",
+		Chart:     Source{Module: LWSModule, Version: LWSVersion, Dir: catalog.LWS.ChartDir},
+		Namespace: lwsNamespace, Release: catalog.LWS.Release, Serves: catalog.LWS.Serves,
 		Values: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "256Mi"}}},
 	},
 	Answers: lwsAnswers,
@@ -62,7 +63,7 @@ var LWS = &Adapter{
 
 // lwsNamespace is the namespace LWS uses outside a pod (its
 // utils.GetOperatorNamespace).
-const lwsNamespace = "lws-system"
+var lwsNamespace = catalog.LWS.Namespace
 
 func prepareLWSPod(lp *localPod) error {
 	if err := lp.inNamespace("LWS", LWSVersion, lwsNamespace); err != nil {

@@ -3,6 +3,7 @@ package podrunner
 import (
 	"context"
 	"fmt"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,16 +54,16 @@ var MPIOperator = &Adapter{
 	Prepare:   prepareMPIOperatorPod,
 	Exclusive: MPIOperatorLock,
 	Install: Install{
-		Manifests: Source{Module: MPIOperatorModule, Version: MPIOperatorVersion, Dir: "deploy/v2beta1/mpi-operator.yaml"},
-		Namespace: "mpi-operator", Serves: "kubeflow.org/v2beta1",
+		Manifests: Source{Module: MPIOperatorModule, Version: MPIOperatorVersion, Dir: catalog.MPIOperatorManifest},
+		Namespace: catalog.MPIOperator.Namespace, Serves: catalog.MPIOperator.Serves,
 	},
 	Answers: mpiOperatorAnswers,
 }
 
 // The MPI Operator's module and the version testenv builds and runs.
-const (
-	MPIOperatorModule  = "github.com/kubeflow/mpi-operator"
-	MPIOperatorVersion = "v0.8.0"
+var (
+	MPIOperatorModule  = catalog.MPIOperator.Module
+	MPIOperatorVersion = catalog.ModuleVersion(catalog.MPIOperator.DefaultVersion)
 )
 
 const (

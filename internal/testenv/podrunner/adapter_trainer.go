@@ -3,6 +3,7 @@ package podrunner
 import (
 	"context"
 	"fmt"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -59,8 +60,8 @@ var Trainer = &Adapter{
 	Image:   regexp.MustCompile(`^((ghcr|docker)\.io/)?kubeflow/trainer/trainer-controller-manager[:@]`),
 	Prepare: prepareTrainerPod,
 	Install: Install{
-		Chart:     Source{Module: TrainerModule, Version: TrainerVersion, Dir: "charts/kubeflow-trainer"},
-		Namespace: trainerNamespace, Release: "kubeflow-trainer", Serves: "trainer.kubeflow.org/v1alpha1",
+		Chart:     Source{Module: TrainerModule, Version: TrainerVersion, Dir: catalog.Trainer.ChartDir},
+		Namespace: trainerNamespace, Release: catalog.Trainer.Release, Serves: catalog.Trainer.Serves,
 		Values: map[string]any{
 			"jobset":   map[string]any{"install": false},
 			"manager":  map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "100m", "memory": "128Mi"}}},
@@ -72,14 +73,15 @@ var Trainer = &Adapter{
 
 // Trainer's module and the version of its controller manager testenv builds
 // and runs.
-const (
-	TrainerModule  = "github.com/kubeflow/trainer/v2"
-	TrainerVersion = "v2.3.0"
+var (
+	TrainerModule  = catalog.Trainer.Module
+	TrainerVersion = catalog.ModuleVersion(catalog.Trainer.DefaultVersion)
 )
 
+// trainerNamespace is the namespace Trainer uses outside a pod.
+var trainerNamespace = catalog.Trainer.Namespace
+
 const (
-	// trainerNamespace is the namespace Trainer uses outside a pod.
-	trainerNamespace = "kubeflow-system"
 	// trainerStatusPort is the default of statusServer.port.
 	trainerStatusPort = 10443
 )

@@ -217,3 +217,36 @@ func TestAccQuotaFromPlannedPoolLabels(t *testing.T) {
 		t.Fatalf("the plan does not derive 24 GPUs from the planned pool, or did not check the gang:\n%s", out)
 	}
 }
+
+// An NCCL check of the pool the same run labels (node_selector = the pool's
+// labels, which no node carries before the apply) plans the pool's 3 nodes
+// on the first plan; without the planned pool it had "nowhere to run".
+func TestAccFabricCheckOnPlannedPool(t *testing.T) {
+	env := acctest.Env(t)
+	dir := variant(t)
+	check := `
+resource "aiplatform_nccl_check" "fabric" {
+  name          = "fabric"
+  node_selector = aiplatform_gpu_node_pool.train.labels
+  gpus_per_node = 8
+  nics_per_node = 4
+  nic_gbps      = 200
+}
+`
+	f, err := os.OpenFile(filepath.Join(dir, "main.tf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(check); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, err := workspace(t, env, dir).Run("plan")
+	if err != nil {
+		t.Fatal(out, err)
+	}
+	text := flat(out)
+	if !regexp.MustCompile(`\+ nodes = 3 `).MatchString(text) || strings.Contains(text, "nowhere to run") {
+		t.Fatalf("the plan does not run the check on the planned pool's 3 nodes:\n%s", out)
+	}
+}

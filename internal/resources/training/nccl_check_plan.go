@@ -19,6 +19,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/fabric"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 )
 
 var reEnvName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -135,8 +136,8 @@ func (r *ncclCheck) ValidateConfig(ctx context.Context, req resource.ValidateCon
 
 // poolNodes are the nodes a check would use now: the Ready, schedulable
 // nodes of the selector that can hold gpus GPUs, sorted by name.
-func poolNodes(nodes []corev1.Node, selector map[string]string, gpu corev1.ResourceName, gpus int64) (usable []string, all int, small []string) {
-	for _, n := range capacity.Select(nodes, selector) {
+func poolNodes(matching []*corev1.Node, gpu corev1.ResourceName, gpus int64) (usable []string, all int, small []string) {
+	for _, n := range matching {
 		if !capacity.Ready(n) || !capacity.Schedulable(n) {
 			continue
 		}
@@ -257,17 +258,21 @@ func (r *ncclCheck) planNodes(ctx context.Context, plan, config *checkModel) dia
 	if r.client == nil || !object.Known(plan.NodeSelector) || !object.Known(plan.GPUsPerNode) || !object.Known(plan.GPUResource) {
 		return diags
 	}
-	nodes, err := r.client.Nodes(ctx)
+	// The nodes as this run's node pools label them: a selector naming a
+	// pool's labels picks the pool's nodes on the first apply too.
+	selector := object.Labels(plan.NodeSelector)
+	matching, err := rules.NodesMatching(ctx, r.client, selector)
 	if err != nil {
 		diags.AddError("Cannot read the cluster's nodes", err.Error())
 		return diags
 	}
-	selector := object.Labels(plan.NodeSelector)
 	gpus := plan.GPUsPerNode.ValueInt64()
-	usable, all, small := poolNodes(nodes, selector, corev1.ResourceName(plan.GPUResource.ValueString()), gpus)
+	usable, all, small := poolNodes(matching, corev1.ResourceName(plan.GPUResource.ValueString()), gpus)
 	if len(usable) == 0 {
 		p := tfpath.Root("node_selector")
-		detail := fmt.Sprintf("node_selector: no Ready, schedulable node matches %s, so the check has nowhere to run.", object.SelectorString(selector))
+		detail := fmt.Sprintf("node_selector: no Ready, schedulable node matches %s, and no aiplatform_gpu_node_pool planned before this check "+
+			"gives nodes those labels, so the check has nowhere to run. If a pool of this configuration labels them, reference it "+
+			"(node_selector = aiplatform_gpu_node_pool.<name>.labels) so that it is planned first.", object.SelectorString(selector))
 		if len(small) > 0 {
 			p = tfpath.Root("gpus_per_node")
 			detail = fmt.Sprintf("gpus_per_node: each worker asks for %d GPUs, but the %d Ready nodes matching %s have fewer allocatable: %s.",

@@ -128,3 +128,21 @@ type InferencePool struct {
 }
 
 func (p InferencePool) FactKey() string { return p.Namespace + "/" + p.Name }
+
+// MultiKueueCluster is a planned aiplatform_multikueue_cluster: a worker a
+// MultiKueueConfig may name.
+type MultiKueueCluster struct {
+	Name   string
+	Source string
+}
+
+func (c MultiKueueCluster) FactKey() string { return c.Name }
+
+// MultiKueueConfig is a planned aiplatform_multikueue_config: the workers
+// it names, in order (an unknown name is "").
+type MultiKueueConfig struct {
+	Name     string
+	Clusters []string
+}
+
+func (c MultiKueueConfig) FactKey() string { return c.Name }

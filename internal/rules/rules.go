@@ -1,7 +1,10 @@
 // Package rules holds the checks across resources, one file per rule: a
 // training runtime's gang against its queue's quota, against Kueue's
 // integrations and against the nodes of its flavors; an inference pool's
-// selector against its serving group's pods. (The rules between installs
+// selector against its serving group's pods; a MultiKueue config's workers
+// against the MultiKueue clusters. (The checks of one resource against the
+// nodes, such as an NCCL check's or a serving group's, read the nodes as
+// this run's node pools label them: NodesMatching.) (The rules between installs
 // are internal/helm's conflict rules; they record in the same registry.)
 //
 // Every resource records what it plans in the run's registry
@@ -51,7 +54,7 @@ type finding struct {
 	involves []string
 }
 
-var all = []rule{gangQuota, gangIntegrations, gangFlavorNodes, runtimeNodes, poolSelector}
+var all = []rule{gangQuota, gangIntegrations, gangFlavorNodes, runtimeNodes, poolSelector, multiKueueClusters}
 
 // Plan records f as planned in the run of c and returns what the rules
 // find: with f itself when f is a fact a rule judges, and the errors f's
@@ -121,6 +124,10 @@ func describe(f planned.Fact) string {
 		return fmt.Sprintf("aiplatform_inference_pool %q", x.FactKey())
 	case planned.ServingGroup:
 		return fmt.Sprintf("%s %q", servingGroupResource(x.Kind), x.Namespace+"/"+x.Name)
+	case planned.MultiKueueCluster:
+		return fmt.Sprintf("aiplatform_multikueue_cluster %q", x.Name)
+	case planned.MultiKueueConfig:
+		return fmt.Sprintf("aiplatform_multikueue_config %q", x.Name)
 	case helm.Install:
 		if x.Chart == helm.Kueue.Product {
 			return fmt.Sprintf("aiplatform_kueue (release %s)", x.ID())

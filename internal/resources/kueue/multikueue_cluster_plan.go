@@ -14,7 +14,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/planned"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 )
 
 // multiKueueController is the AdmissionCheck controller name of MultiKueue.
@@ -33,6 +35,10 @@ func (r *multiKueueCluster) ModifyPlan(ctx context.Context, req resource.ModifyP
 	}
 	if d := resp.Plan.Get(ctx, &plan); d.HasError() {
 		return
+	}
+	if r.client != nil && object.Known(plan.Name) {
+		// A MultiKueueConfig of this run may name it.
+		resp.Diagnostics.Append(rules.Plan(ctx, r.client, planned.MultiKueueCluster{Name: plan.Name.ValueString()})...)
 	}
 	hash := plan.KubeconfigSHA256
 	switch {

@@ -3,7 +3,6 @@ package kueue
 import (
 	"context"
 	"fmt"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -14,8 +13,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/planned"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -54,6 +56,18 @@ func NewMultiKueueConfig() resource.Resource {
 			return map[string]any{"spec": map[string]any{"clusters": object.ListOut(m.Clusters)}}
 		},
 		Read: readMultiKueueConfig,
+		// The workers it names against the MultiKueue clusters planned in
+		// this run or live (internal/rules/multikueue_clusters.go).
+		ModifyPlan: func(ctx context.Context, c *kube.Client, m *multiKueueConfigModel) diag.Diagnostics {
+			if c == nil || !object.Known(m.Name) {
+				return nil
+			}
+			f := planned.MultiKueueConfig{Name: m.Name.ValueString()}
+			for _, v := range m.Clusters {
+				f.Clusters = append(f.Clusters, v.ValueString()) // "" while unknown
+			}
+			return rules.Plan(ctx, c, f)
+		},
 		BeforeApply: func(_ context.Context, m *multiKueueConfigModel, _ map[string]any, _ func() (map[string]any, error)) (bool, error) {
 			m.applied = nil
 			for _, v := range m.Clusters {

@@ -130,10 +130,14 @@ func TestAccMultiKueueWorkerChecksWarn(t *testing.T) {
 	for _, want := range []string{
 		"The worker's kubeconfig Secret is missing", "kueue-system/no-such-secret",
 		"MultiKueue worker unreachable", "127.0.0.1:1",
+		`MultiKueue cluster not found`, `clusters[1]: no aiplatform_multikueue_cluster "reachabel" is planned before this config`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the first plan does not warn %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, `no aiplatform_multikueue_cluster "reachable"`) {
+		t.Errorf("the plan warns of a worker planned in the same run:\n%s", out)
 	}
 	// Now the manager's queues exist and the worker has none of them.
 	out, err = w.Run("plan")
@@ -182,6 +186,11 @@ func TestAccMultiKueueWorkerChecksWarn(t *testing.T) {
 	if !strings.Contains(out, "MultiKueue worker unreachable") {
 		t.Errorf("the unreachable worker's warning is gone:\n%s", out)
 	}
+	// Against the live clusters too: the misspelt one still warns, the
+	// reachable one (now live) does not.
+	if !strings.Contains(out, `no aiplatform_multikueue_cluster "reachabel"`) || strings.Contains(out, `no aiplatform_multikueue_cluster "reachable"`) {
+		t.Errorf("the plan against live clusters does not warn of the misspelt worker alone:\n%s", out)
+	}
 }
 
 const warnConfig = `
@@ -222,6 +231,13 @@ resource "aiplatform_multikueue_cluster" "unreachable" {
 resource "aiplatform_multikueue_config" "warn" {
   name     = "warn"
   clusters = [aiplatform_multikueue_cluster.reachable.name]
+}
+
+# A misspelt worker: warned at plan (clusters[1]); the reachable one, planned
+# in the same run, is not.
+resource "aiplatform_multikueue_config" "misspelt" {
+  name     = "misspelt"
+  clusters = [aiplatform_multikueue_cluster.reachable.name, "reachabel"]
 }
 
 resource "aiplatform_admission_check" "warn" {

@@ -306,7 +306,7 @@ func TestAccDocsBlocksPlan(t *testing.T) {
 				t.Errorf("%s planned, but the plan shows none of its resources to create nor a data source read (%s…):\n%s", b, addr, out)
 			}
 		}
-		t.Logf("planned %d blocks in one plan:\n%s", len(planned), lastLines(out, 3))
+		t.Logf("planned %d blocks in one plan: %s", len(planned), planLine.FindString(out))
 		return
 	}
 	t.Errorf("the plan of the %d blocks failed: %v", len(planned), err)
@@ -376,10 +376,41 @@ func planModules(t *testing.T, env *testenv.Env, blocks []docBlock) (string, err
 	return out, err
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+var planLine = regexp.MustCompile(`(?m)^Plan: .*$`)
+
+// The rules themselves: what passes for run, and what fails.
+func TestDocsBlockRules(t *testing.T) {
+	page := func(lang, body, marker string) docBlock {
+		return docBlock{Page: "guides/training-survives-preemption.md", Line: 1, Lang: lang, Body: body, Marker: markerBefore("text\n" + marker + "\n\n")}
 	}
-	return strings.Join(lines, "\n")
+	for _, c := range []struct {
+		name    string
+		block   docBlock
+		wantErr string
+		want    disposition
+	}{
+		{"an unmarked yaml block fails", page("yaml", "kind: TrainJob\n", ""), "is not run by any test", disposition{}},
+		{"an unmarked shell block fails", page("sh", "kubectl apply -f x\n", ""), "is not run by any test", disposition{}},
+		{"HCL hidden in a text block fails", page("text", "resource \"aiplatform_cohort\" \"x\" {\n}\n", ""), "holds configuration", disposition{}},
+		{"a Kubernetes object in an untagged block fails", page("", "apiVersion: v1\nkind: Pod\n", ""), "holds configuration", disposition{}},
+		{"a run-by naming no test fails", page("yaml", "kind: TrainJob\n", "<!-- run by: examples/training TestNoSuchTest -->"), "no such test", disposition{}},
+		{"a run-by whose package does not read the page fails", page("yaml", "kind: TrainJob\n", "<!-- run by: internal/release TestInstallFromFilesystemMirror -->"), "names training-survives-preemption.md", disposition{}},
+		{"an unknown marker fails", page("yaml", "kind: TrainJob\n", "<!-- run by: somewhere -->"), "neither", disposition{}},
+		{"a not-run marker with its reason", page("yaml", "kind: TrainJob\n", "<!-- not run: a fragment -->"), "", disposition{NotRun: "a fragment"}},
+		{"an unmarked HCL block is planned", page("terraform", "resource \"aiplatform_cohort\" \"x\" {\n}\n", ""), "", disposition{Plan: true}},
+		{"a formula", page("", "x = y ÷ 8\n", ""), "", disposition{NotRun: "a formula or a program's output, not code"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := classify(t, c.block)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("got %+v, %v; want an error with %q", got, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, c.want)
+			}
+		})
+	}
 }

@@ -43,15 +43,21 @@ func (p platform) guideTrainJob(t *testing.T) {
 	}
 	var obj *unstructured.Unstructured
 	for _, m := range yamlBlock.FindAllSubmatch(page, -1) {
-		var o map[string]any
-		if err := yaml.Unmarshal(m[1], &o); err != nil {
-			t.Fatalf("a yaml block of %s does not parse: %v\n%s", guidePage, err, m[1])
+		// As JSON into an Unstructured: numbers become int64, as the API
+		// server's decoding makes them.
+		j, err := yaml.YAMLToJSON(m[1])
+		o := &unstructured.Unstructured{}
+		if err == nil {
+			err = o.UnmarshalJSON(j)
 		}
-		if o["kind"] == "TrainJob" {
+		if err != nil {
+			t.Fatalf("a yaml block of %s is not a Kubernetes object: %v\n%s", guidePage, err, m[1])
+		}
+		if o.GetKind() == "TrainJob" {
 			if obj != nil {
 				t.Fatalf("%s shows more than one TrainJob: the test runs one", guidePage)
 			}
-			obj = &unstructured.Unstructured{Object: o}
+			obj = o
 		}
 	}
 	if obj == nil {

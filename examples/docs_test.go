@@ -296,6 +296,7 @@ func TestAccDocsBlocksPlan(t *testing.T) {
 	if len(planned) == 0 {
 		t.Fatal("no block to plan")
 	}
+	checkFmt(t, planned)
 	out, err := planModules(t, env, planned)
 	if err == nil {
 		// Each block plans something: its resources to create, or its data
@@ -314,6 +315,28 @@ func TestAccDocsBlocksPlan(t *testing.T) {
 		if _, err := planModules(t, env, []docBlock{b}); err != nil {
 			t.Errorf("%s does not plan:\n%s\n%v", b, b.Body, err)
 		}
+	}
+}
+
+// checkFmt: each block is as `terraform fmt` writes it (as `make lint`
+// holds examples/ to).
+func checkFmt(t *testing.T, blocks []docBlock) {
+	t.Helper()
+	dir := t.TempDir()
+	byFile := map[string]docBlock{}
+	for _, b := range blocks {
+		name := moduleName(b) + ".tf"
+		byFile[name] = b
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.Body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command(acctest.Terraform(t).Path, "fmt", "-check", "-list=true", "-no-color", dir).Output()
+	for _, f := range strings.Fields(string(out)) {
+		t.Errorf("%s is not as terraform fmt writes it: run terraform fmt on its source in examples/ or templates/", byFile[filepath.Base(f)])
+	}
+	if err != nil && len(out) == 0 {
+		t.Errorf("terraform fmt -check: %v", err)
 	}
 }
 

@@ -24,6 +24,9 @@ import (
 //     examples included — also those appliedElsewhere applies on a cluster
 //     with the controllers they need, unless notPlannedHere says why this
 //     cluster cannot plan them;
+//   - a scenario a guide shows (examples/<dir>/main.tf): planned here, and
+//     applied, planned empty and destroyed by the test scenarioAppliedBy
+//     names (checked: the test exists and names the directory);
 //   - an import example of a resource page (the `import {}` block and the
 //     `terraform import` command): the import step of the test that applies
 //     the page's example imports by import.sh's ID, and
@@ -186,6 +189,14 @@ func classify(t *testing.T, b docBlock) (disposition, error) {
 			return disposition{Elsewhere: appliedElsewhere[typeName] + " (not planned here: " + reason + ")"}, nil
 		}
 	}
+	if dir := scenarioDir(t, b); dir != "" {
+		test, ok := scenarioAppliedBy[dir]
+		if !ok {
+			return disposition{}, fmt.Errorf("%s shows examples/%s/main.tf, which scenarioAppliedBy does not name a test applying", b, dir)
+		}
+		pkg, name, _ := strings.Cut(test, " ")
+		return disposition{Plan: true, Elsewhere: "applied and destroyed by " + test}, checkNames(t, b, pkg, name, `"`+dir+`"`)
+	}
 	if b.Lang == "terraform" || b.Lang == "hcl" {
 		return disposition{Plan: true}, nil
 	}
@@ -199,8 +210,34 @@ func classify(t *testing.T, b docBlock) (disposition, error) {
 		"<!-- run by: DIR TestName --> (a test that runs it and reads the page) or <!-- not run: why --> right before it", b)
 }
 
+// scenarioAppliedBy: the test that applies each scenario a guide shows
+// (examples/<dir>/main.tf, by tffile), plans it empty and destroys it.
+var scenarioAppliedBy = map[string]string{
+	"getting-started": "examples/rbac TestAccExamplesWithLeastPrivilege",
+	"serving-70b":     "examples/rbac/serving TestAccServingWithLeastPrivilege",
+}
+
+// scenarioDir is the directory of examples/ whose main.tf the block is.
+func scenarioDir(t *testing.T, b docBlock) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "*", "main.tf"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err == nil && strings.TrimSpace(string(src)) == strings.TrimSpace(b.Body) {
+			return filepath.Base(filepath.Dir(f))
+		}
+	}
+	return ""
+}
+
 // checkRunBy: the package in dir has the test, and its tests read the page.
 func checkRunBy(t *testing.T, b docBlock, dir, test string) error {
+	t.Helper()
+	return checkNames(t, b, dir, test, filepath.Base(b.Page))
+}
+
+// checkNames: the package in dir has the test, and its tests name what.
+func checkNames(t *testing.T, b docBlock, dir, test, what string) error {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(repoRoot(t), filepath.FromSlash(dir), "*_test.go"))
 	hasTest, readsPage := false, false
@@ -210,13 +247,13 @@ func checkRunBy(t *testing.T, b docBlock, dir, test string) error {
 			return err
 		}
 		hasTest = hasTest || strings.Contains(string(src), "func "+test+"(t *testing.T)")
-		readsPage = readsPage || strings.Contains(string(src), filepath.Base(b.Page))
+		readsPage = readsPage || strings.Contains(string(src), what)
 	}
 	switch {
 	case !hasTest:
 		return fmt.Errorf("%s says it is run by %s %s: no such test in %s", b, dir, test, dir)
 	case !readsPage:
-		return fmt.Errorf("%s says it is run by %s %s, but no test of %s names %s", b, dir, test, dir, filepath.Base(b.Page))
+		return fmt.Errorf("%s says it is run by %s %s, but no test of %s names %s", b, dir, test, dir, what)
 	}
 	return nil
 }
@@ -421,6 +458,8 @@ func TestDocsBlockRules(t *testing.T) {
 		{"an unknown marker fails", page("yaml", "kind: TrainJob\n", "<!-- run by: somewhere -->"), "neither", disposition{}},
 		{"a not-run marker with its reason", page("yaml", "kind: TrainJob\n", "<!-- not run: a fragment -->"), "", disposition{NotRun: "a fragment"}},
 		{"an unmarked HCL block is planned", page("terraform", "resource \"aiplatform_cohort\" \"x\" {\n}\n", ""), "", disposition{Plan: true}},
+		{"a guide's scenario is planned here and applied elsewhere", page("terraform", readFile(t, "getting-started/main.tf"), ""), "",
+			disposition{Plan: true, Elsewhere: "applied and destroyed by examples/rbac TestAccExamplesWithLeastPrivilege"}},
 		{"a formula", page("", "x = y ÷ 8\n", ""), "", disposition{NotRun: "a formula or a program's output, not code"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -436,4 +475,13 @@ func TestDocsBlockRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+func readFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

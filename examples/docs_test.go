@@ -284,7 +284,6 @@ func TestDocsBlocksAccountedFor(t *testing.T) {
 // notPlannedHere are the resource pages' examples this package's cluster
 // cannot plan; appliedElsewhere names the test that applies each.
 var notPlannedHere = map[string]string{
-	"aiplatform_mpi_operator":     "its plan downloads the manifest file from GitHub, unreachable offline",
 	"aiplatform_training_runtime": "its plan refuses a Kueue without the trainer.kubeflow.org/trainjob integration, which this cluster's Kueue does not have",
 }
 
@@ -299,8 +298,11 @@ var moduleArgs = map[string]string{
 // something of the reader's machine; each is said in the doc beside it.
 func substitutions(t *testing.T, env *testenv.Env) map[string][][2]string {
 	lws := moduleDir(t, "sigs.k8s.io/lws", "v0.7.0")
+	mpi := moduleDir(t, "github.com/kubeflow/mpi-operator", "v0.8.0")
 	return map[string][][2]string{
 		"resources/lws_controller.md": {{"/path/to/lws@v0.7.0/charts/lws", filepath.Join(lws, "charts", "lws")}},
+		// The example's comment: "offline, set manifests = { path = … }".
+		"resources/mpi_operator.md": {{"  version = \"v0.8.0\"\n", fmt.Sprintf("  version   = \"v0.8.0\"\n  manifests = { path = %q }\n", filepath.Join(mpi, "deploy", "v2beta1", "mpi-operator.yaml"))}},
 	}
 }
 
@@ -325,6 +327,9 @@ func TestAccDocsBlocksPlan(t *testing.T) {
 	for _, b := range docBlocks(t) {
 		if d, err := classify(t, b); err == nil && d.Plan {
 			for _, s := range subs[b.Page] {
+				if !strings.Contains(b.Body, s[0]) && !strings.Contains(b.Body, s[1]) {
+					t.Errorf("%s: the substitution of %q no longer applies; the block changed: update substitutions", b, s[0])
+				}
 				b.Body = strings.ReplaceAll(b.Body, s[0], s[1])
 			}
 			planned = append(planned, b)

@@ -96,6 +96,7 @@ func TestAccTrainingExample(t *testing.T) {
 
 	t.Run("preempted training resumes on the same checkpoint claim", p.survivesPreemption)
 	t.Run("a failing gang is restarted at most max_restarts times", p.boundedRetries)
+	t.Run("the guide's TrainJob runs as written", p.guideTrainJob)
 
 	if code, out := w.PlanExitCode(); code != 0 {
 		t.Fatalf("plan -detailed-exitcode after the jobs exited %d, want 0:\n%s", code, out)

@@ -35,8 +35,9 @@ import (
 //     template): the test TestName of the package in DIR (from the repo
 //     root) runs it, and that package's tests read the page (they name its
 //     file): checked here;
-//   - `<!-- not run: why -->` right before the block: the doc says why it
-//     cannot run (a fragment, placeholders of the reader's machine);
+//   - `> Not run by the tests: why` right before the block: the doc says,
+//     where its readers see it, why it cannot run (a fragment, placeholders
+//     of the reader's machine);
 //   - a block with no language or ```text: a formula or a program's output,
 //     unless it holds an HCL block or a Kubernetes object (then it fails).
 //
@@ -45,9 +46,9 @@ import (
 
 var (
 	fence     = regexp.MustCompile("(?m)^```([A-Za-z0-9_-]*)\n")
-	notRun    = regexp.MustCompile(`^<!--\s*not run:\s*(\S.*?)\s*-->$`)
+	notRun    = regexp.MustCompile(`^>\s*Not run by the tests:\s*(\S.*?)\s*$`)
 	runBy     = regexp.MustCompile(`^<!--\s*run by:\s*(\S+)\s+(Test\w+)\s*-->$`)
-	anyMarker = regexp.MustCompile(`^<!--\s*(not run|run by)\b`)
+	anyMarker = regexp.MustCompile(`^(<!--\s*(not run|run by)\b|>\s*Not run by the tests:)`)
 	// hiddenCode is configuration in a block tagged as text: a top-level
 	// HCL block or a Kubernetes object.
 	hiddenCode = regexp.MustCompile(`(?m)^((resource|data|module|provider|terraform|import|moved|removed)\b[^\n]*\{$|apiVersion:.*$)`)
@@ -172,7 +173,7 @@ func classify(t *testing.T, b docBlock) (disposition, error) {
 		return disposition{Elsewhere: m[1] + " " + m[2]}, checkRunBy(t, b, m[1], m[2])
 	}
 	if b.Marker != "" {
-		return disposition{}, fmt.Errorf("%s: marker %q is neither <!-- not run: why --> nor <!-- run by: DIR TestName -->", b, b.Marker)
+		return disposition{}, fmt.Errorf("%s: marker %q is neither \"> Not run by the tests: why\" nor <!-- run by: DIR TestName -->", b, b.Marker)
 	}
 	typeName, file := exampleFile(t, b)
 	switch file {
@@ -207,7 +208,7 @@ func classify(t *testing.T, b docBlock) (disposition, error) {
 		return disposition{NotRun: "a formula or a program's output, not code"}, nil
 	}
 	return disposition{}, fmt.Errorf("%s is not run by any test: mark it in its template (templates/ or examples/) with "+
-		"<!-- run by: DIR TestName --> (a test that runs it and reads the page) or <!-- not run: why --> right before it", b)
+		"<!-- run by: DIR TestName --> (a test that runs it and reads the page) or \"> Not run by the tests: why\" right before it", b)
 }
 
 // scenarioAppliedBy: the test that applies each scenario a guide shows
@@ -469,7 +470,7 @@ func TestDocsBlockRules(t *testing.T) {
 		{"a run-by naming no test fails", page("yaml", "kind: TrainJob\n", "<!-- run by: examples/training TestNoSuchTest -->"), "no such test", disposition{}},
 		{"a run-by whose package does not read the page fails", page("yaml", "kind: TrainJob\n", "<!-- run by: internal/release TestInstallFromFilesystemMirror -->"), "names training-survives-preemption.md", disposition{}},
 		{"an unknown marker fails", page("yaml", "kind: TrainJob\n", "<!-- run by: somewhere -->"), "neither", disposition{}},
-		{"a not-run marker with its reason", page("yaml", "kind: TrainJob\n", "<!-- not run: a fragment -->"), "", disposition{NotRun: "a fragment"}},
+		{"a not-run marker with its reason", page("yaml", "kind: TrainJob\n", "> Not run by the tests: a fragment"), "", disposition{NotRun: "a fragment"}},
 		{"an unmarked HCL block is planned", page("terraform", "resource \"aiplatform_cohort\" \"x\" {\n}\n", ""), "", disposition{Plan: true}},
 		{"a guide's scenario is planned here and applied elsewhere", page("terraform", readFile(t, "getting-started/main.tf"), ""), "",
 			disposition{Plan: true, Elsewhere: "applied and destroyed by examples/rbac TestAccExamplesWithLeastPrivilege"}},

@@ -55,7 +55,8 @@ var (
 //     sample copied there the same apply passes, verdict good;
 //   - examples/serving-kserve installs KServe; KServe's manager reconciles
 //     an InferenceService: its predictor Deployment, owned by it and made
-//     from the example's runtime, and its status conditions;
+//     from the example's runtime, and PredictorReady True once that is
+//     Available;
 //   - every workspace destroys; `testenv down` leaves no process: neither
 //     those of pids nor the agent's pod processes.
 func TestAccClusterUpAsTheREADMESays(t *testing.T) {
@@ -338,16 +339,18 @@ func TestAccClusterUpAsTheREADMESays(t *testing.T) {
 		if c := d.Spec.Template.Spec.Containers[0]; c.Image != "vllm/vllm-openai:v0.9.0" || !strings.Contains(strings.Join(c.Args, " "), "--served-model-name chat") {
 			t.Errorf("predictor container %s %q: not the example's runtime", c.Image, c.Args)
 		}
-		var ready string
-		wait(t, "InferenceService chat's PredictorReady condition (set by KServe's manager)", func() bool {
+		// KServe judges its predictor: the Deployment's pod (kwok's) Ready,
+		// the Deployment Available, PredictorReady True.
+		var conditions any
+		wait(t, "InferenceService chat PredictorReady (judged by KServe's manager)", func() bool {
 			obj, err := dyn.Resource(inferenceServices).Namespace("default").Get(ctx, "chat", metav1.GetOptions{})
 			if err != nil {
 				return false
 			}
-			ready = condition(obj, "Ready")
-			return condition(obj, "PredictorReady") != ""
+			conditions = obj.Object["status"]
+			return condition(obj, "PredictorReady") == "True"
 		})
-		t.Logf("InferenceService chat: Ready %q", ready)
+		t.Logf("InferenceService chat's status: %v", conditions)
 	})
 
 	t.Run("testenv down leaves no process", func(t *testing.T) {

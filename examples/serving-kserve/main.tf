@@ -87,7 +87,7 @@ resource "aiplatform_serving_runtime" "vllm" {
     containers = [{
       name  = "kserve-container"
       image = "vllm/vllm-openai:v0.9.0"
-      args = ["--model", "/mnt/models", "--port", "8080", "--served-model-name", "{{.Name}}",
+      args = ["--model", "/mnt/model-cache", "--port", "8080", "--served-model-name", "{{.Name}}",
       "--max-model-len", "32768", "--gpu-memory-utilization", "0.9"]
       env      = [{ name = "HF_TOKEN", value_from = { secret_key_ref = { name = "hf-token", key = "token", optional = true } } }]
       requests = { cpu = "4", memory = "32Gi" }
@@ -106,11 +106,15 @@ resource "aiplatform_serving_runtime" "vllm" {
     kv_heads                 = 8
   }
   gpus_per_replica = 1
+  # Not /mnt/models: KServe mounts its own model directory there in every
+  # predictor pod (the storage initializer's download, or, for an
+  # InferenceService without storageUri, the model agent's), and a second
+  # mount at that path makes the pod invalid — the Deployment gets no pod.
   model_cache = {
     mode       = "node_local"
     host_path  = "/var/lib/model-cache/default/llama-8b"
     sub_path   = "main-0e9e39f2"
-    mount_path = "/mnt/models"
+    mount_path = "/mnt/model-cache"
   }
   depends_on = [aiplatform_kserve.this]
 }

@@ -18,7 +18,7 @@ resource "aiplatform_serving_runtime" "vllm" {
     containers = [{
       name  = "kserve-container"
       image = "vllm/vllm-openai:v0.9.0"
-      args = ["--model", "/mnt/models", "--port", "8080", "--served-model-name", "{{.Name}}",
+      args = ["--model", "/mnt/model-cache", "--port", "8080", "--served-model-name", "{{.Name}}",
       "--max-model-len", "32768", "--tensor-parallel-size", "1", "--gpu-memory-utilization", "0.9"]
       env      = [{ name = "HF_TOKEN", value_from = { secret_key_ref = { name = "hf-token", key = "token", optional = true } } }]
       requests = { cpu = "4", memory = "32Gi" }
@@ -41,10 +41,12 @@ resource "aiplatform_serving_runtime" "vllm" {
   gpus_per_replica = 1
 
   # The outputs of an aiplatform_model_cache, e.g. { mode = aiplatform_model_cache.llama.mode, … }.
+  # Not at /mnt/models: KServe mounts its own model directory there in every
+  # predictor pod, and a second mount at that path makes the pod invalid.
   model_cache = {
     mode       = "node_local"
     host_path  = "/var/lib/model-cache/default/llama-8b"
     sub_path   = "main-0e9e39f2"
-    mount_path = "/mnt/models"
+    mount_path = "/mnt/model-cache"
   }
 }

@@ -170,7 +170,18 @@ func prepareKueuePod(lp *localPod) error {
 	if err := lp.moveConfigAddr(cfg, "pprofBindAddress", "", free[3]); err != nil {
 		return err
 	}
-	lp.unserved[kueueVisibilityPort] = "Kueue's visibility server is off (VisibilityOnDemand=false): its certificate directory is the fixed path /visibility, which clusters on one machine would share"
+	// Kueue's visibility server is off (VisibilityOnDemand=false): its
+	// certificate directory is the fixed path /visibility, which clusters on
+	// one machine would share. Its APIService still names the port: a stub
+	// serves the group's discovery, with no resources, and
+	// its Service gets an endpoint, so the APIService is Available.
+	const off = "Kueue's visibility server is off (VisibilityOnDemand=false): its certificate directory is the fixed path /visibility, which clusters on one machine would share"
+	visibility, err := lp.serveEmptyAPI("visibility.kueue.x-k8s.io", off, "v1beta2", "v1beta1")
+	if err != nil {
+		return err
+	}
+	lp.ports[kueueVisibilityPort] = visibility
+	lp.publishEndpoints(kueueVisibilityPort)
 
 	if err := lp.writeConfig(cfg, args, configAt, "controller_manager_config.yaml"); err != nil {
 		return err

@@ -239,8 +239,9 @@ internalCertManagement:
 			"/tmp/k8s-webhook-server/serving-certs": filepath.Join(dir, "volumes", "cert"),
 			"/visibility":                           filepath.Join(dir, "volumes", "visibility"),
 		},
-		ports: map[int32]int{}, unserved: map[int32]string{},
+		ports: map[int32]int{}, unserved: map[int32]string{}, done: make(chan struct{}),
 	}
+	defer close(lp.done) // stops the visibility stub
 	if !Kueue.Image.MatchString(lp.container.Image) || !Kueue.Image.MatchString("us-central1-docker.pkg.dev/k8s-staging-images/kueue/kueue:release-0.17") ||
 		Kueue.Image.MatchString("registry.k8s.io/kueue/kueueviz-backend:v0.17.0") {
 		t.Fatal("the image pattern should match Kueue's manager image only")
@@ -258,8 +259,25 @@ internalCertManagement:
 			t.Errorf("container port %d not moved: %v", port, lp.ports)
 		}
 	}
-	if _, ok := lp.unserved[8082]; !ok {
-		t.Error("the visibility port should be unserved, with a reason")
+	// The visibility API's discovery is served, with no resources (its
+	// APIService Available, the cluster's discovery complete).
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	defer tr.CloseIdleConnections()
+	for path, want := range map[string]int{
+		"/apis/visibility.kueue.x-k8s.io/v1beta1": http.StatusOK,
+		"/apis/visibility.kueue.x-k8s.io/v1beta2": http.StatusOK,
+		"/apis": http.StatusOK,
+		"/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/a/pendingworkloads": http.StatusServiceUnavailable,
+	} {
+		resp, err := (&http.Client{Transport: tr}).Get(fmt.Sprintf("https://127.0.0.1:%d%s", lp.ports[8082], path))
+		if err != nil {
+			t.Fatalf("the visibility port: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == http.StatusOK && !strings.Contains(string(body), "visibility.kueue.x-k8s.io")) {
+			t.Errorf("GET %s: %d %s, want %d", path, resp.StatusCode, body, want)
+		}
 	}
 	data, err := os.ReadFile(local)
 	if err != nil {

@@ -88,7 +88,7 @@ func (k *kubeletLogs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// selfSigned is a fresh certificate for 127.0.0.1.
+// selfSigned is a fresh certificate for 127.0.0.1 (the kubelet endpoint, API stubs).
 func selfSigned() (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -7,46 +7,63 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+)
+
+var (
+	clusterQueues           = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
+	trainJobs               = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}
+	clusterTrainingRuntimes = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "clustertrainingruntimes"}
+	inferenceServices       = schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"}
 )
 
 // The cluster a user gets from `make cluster-up`, started as the README
 // says (`go run ./internal/testenv/cmd/testenv up --pod-runner`, its own
-// TESTENV_DIR), after `up` has exited:
+// TESTENV_DIR, three 8-GPU nodes), after `up` has exited; then the examples
+// applied to it with the real terraform as the README, the training guide
+// and examples/fabric-check/README.md tell a user to (the charts and the MPI
+// Operator's manifest from the Go module cache: this machine is offline):
 //
-//   - a claim of the default StorageClass binds (the agent runs the
-//     provisioner) and a pod mounting it runs;
-//   - an NCCL check's launcher (the nccl-tests image, container launcher,
-//     its mpirun no program here) plays the log in TESTENV_DIR: the pod
-//     Succeeds and its log, read through the API server, is that log;
-//   - Kueue's chart, installed as aiplatform_kueue does, gets its manager
-//     from the pod runner (built if it is not yet), and examples/quickstart
-//     applies with the real terraform, its ClusterQueue Active, the plan
-//     then empty;
-//   - `testenv down` leaves no process: neither those of pids nor the
-//     agent's pod processes.
+//   - examples/training installs Kueue, JobSet and Kubeflow Trainer (their
+//     controllers run by the agent's pod runner, each built if it is not
+//     yet); its checkpoint store's claim binds (the agent runs the
+//     provisioner), and the TrainJob of its `trainjob` output, submitted
+//     as a data scientist does, gets pods that mount the claim and run;
+//   - examples/quickstart applies on top, its ClusterQueue Active (judged
+//     by the Kueue manager), the plan then empty;
+//   - examples/fabric-check with the bad sample log at
+//     $TESTENV_DIR/nccl-tests.txt: the NCCL check's launcher plays it, the
+//     apply fails with verdict bad and the ordered checklist (GPUDirect RDMA
+//     marked), and the runtime it gates is not created; with the good
+//     sample copied there the same apply passes, verdict good;
+//   - examples/serving-kserve installs KServe; KServe's manager reconciles
+//     an InferenceService: its predictor Deployment, owned by it and made
+//     from the example's runtime, and PredictorReady True once that is
+//     Available;
+//   - every workspace destroys; `testenv down` leaves no process: neither
+//     those of pids nor the agent's pod processes.
 func TestAccClusterUpAsTheREADMESays(t *testing.T) {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("set TF_ACC to start a detached cluster")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute) // within make test's 60m
 	defer cancel()
 	repo, err := testenv.RepoRoot()
 	if err != nil {
@@ -62,14 +79,16 @@ func TestAccClusterUpAsTheREADMESays(t *testing.T) {
 		err := cmd.Run()
 		return out.String(), err
 	}
-	if out, err := testenvCmd("up", "--pod-runner", "--nodes", "2"); err != nil {
+	started := time.Now()
+	if out, err := testenvCmd("up", "--pod-runner"); err != nil { // make cluster-up
 		t.Fatalf("testenv up --pod-runner: %v\n%s", err, out)
 	}
+	t.Logf("TIMING: testenv up --pod-runner returned after %s", time.Since(started).Round(100*time.Millisecond))
 	procs, err := testenv.ReadPIDs(dir)
 	if err != nil || len(procs) == 0 {
 		t.Fatalf("pids after up: %v, %v", procs, err)
 	}
-	var podPIDs []int
+	podPIDs := map[int]string{}
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped { // a failed test still leaves nothing running
@@ -95,152 +114,247 @@ func TestAccClusterUpAsTheREADMESays(t *testing.T) {
 	}
 	client := kubernetes.NewForConfigOrDie(cfg)
 	dyn := dynamic.NewForConfigOrDie(cfg)
+	env := &testenv.Env{Kubeconfig: kubeconfig, RESTConfig: cfg, Client: client, Dynamic: dyn}
+	agentLog := func() string { return tail(filepath.Join(dir, string(testenv.Agent)+".log")) }
 	wait := func(t *testing.T, what string, done func() bool) {
 		t.Helper()
 		for !done() {
 			select {
 			case <-ctx.Done():
-				t.Fatalf("%s: %v\n%s", what, ctx.Err(), tail(filepath.Join(dir, string(testenv.Agent)+".log")))
+				t.Fatalf("%s: %v\n%s", what, ctx.Err(), agentLog())
 			case <-time.After(500 * time.Millisecond):
 			}
 		}
 	}
-	everywhere := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
-
-	t.Run("a claim binds and a pod mounting it runs", func(t *testing.T) {
-		pvc := &corev1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: "checkpoints", Namespace: "default"},
-			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
-				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}},
-			},
-		}
-		if _, err := client.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "trainer", Namespace: "default"},
-			Spec: corev1.PodSpec{
-				Tolerations: everywhere,
-				Containers:  []corev1.Container{{Name: "train", Image: "busybox", VolumeMounts: []corev1.VolumeMount{{Name: "ckpt", MountPath: "/ckpt"}}}},
-				Volumes: []corev1.Volume{{Name: "ckpt", VolumeSource: corev1.VolumeSource{
-					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "checkpoints"}}}},
-			},
-		}
-		if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		wait(t, "the claim Bound", func() bool {
-			c, err := client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "checkpoints", metav1.GetOptions{})
-			return err == nil && c.Status.Phase == corev1.ClaimBound
-		})
-		wait(t, "the pod mounting it Running", func() bool {
-			p, err := client.CoreV1().Pods("default").Get(ctx, "trainer", metav1.GetOptions{})
-			return err == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != ""
-		})
-	})
-
-	t.Run("an NCCL check's launcher plays the cluster's nccl-tests log", func(t *testing.T) {
-		sample, err := os.ReadFile(filepath.Join(repo, "examples", "fabric-check", "logs", "good-2x8-h100-8x400g.log"))
+	// runnerPIDs records the processes the pod runner runs for the
+	// cluster's pods now (container IDs testenv://<pid>), for the last
+	// subtest to find stopped.
+	runnerPIDs := func(t *testing.T) int {
+		t.Helper()
+		pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, ncclLogFile), sample, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "h100-fabric-launcher", Namespace: "default"},
-			Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				Tolerations:   everywhere,
-				Containers: []corev1.Container{{Name: "launcher", Image: "ghcr.io/coreweave/nccl-tests:12.8.1-devel-ubuntu22.04-nccl2.26.2-1-0708d2e",
-					Command: []string{"mpirun", "--allow-run-as-root", "-np", "16", "all_reduce_perf", "-b", "1M", "-e", "16G", "-f", "2"}}},
-			},
-		}
-		if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		var phase corev1.PodPhase
-		wait(t, "the launcher finished", func() bool {
-			p, err := client.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
-			if err == nil {
-				phase = p.Status.Phase
-			}
-			return phase == corev1.PodSucceeded || phase == corev1.PodFailed
-		})
-		if phase != corev1.PodSucceeded {
-			t.Fatalf("the launcher %s", phase)
-		}
-		log, err := client.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{Container: "launcher"}).DoRaw(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(log, sample) {
-			t.Errorf("the launcher's log (%d bytes) is not the sample (%d bytes):\n%s", len(log), len(sample), log)
-		}
-	})
-
-	t.Run("Kueue's chart runs on demand and examples/quickstart applies", func(t *testing.T) {
-		mod, err := testenv.ModuleDir(ctx, "sigs.k8s.io/kueue", testenv.KueueVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, err := helm.LoadChart(helm.Source{Path: filepath.Join(mod, "charts", "kueue")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel := &helm.Release{Client: kube.NewClientFromREST(cfg, false), Namespace: testenv.KueueNamespace, Name: "kueue", Log: func(m string) { t.Log(m) }}
-		// The bound covers a cold build of the manager (~10 min alone).
-		if _, err := rel.Install(ctx, helm.Options{Chart: ch, Timeout: 30 * time.Minute}); err != nil {
-			t.Fatalf("installing Kueue's chart: %v\n%s", err, tail(filepath.Join(dir, string(testenv.Agent)+".log")))
-		}
-		pods, err := client.CoreV1().Pods(testenv.KueueNamespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := 0
 		for _, p := range pods.Items {
 			for _, cs := range p.Status.ContainerStatuses {
 				if id, ok := strings.CutPrefix(cs.ContainerID, "testenv://"); ok {
 					pid, _ := strconv.Atoi(id)
-					podPIDs = append(podPIDs, pid)
+					podPIDs[pid] = p.Namespace + "/" + p.Name
+					n++
 				}
 			}
 		}
-		if len(podPIDs) == 0 {
-			t.Fatalf("no Kueue pod reports a process of the pod runner: %+v", pods.Items)
-		}
-
-		w := acctest.NewWorkspace(t, &testenv.Env{Kubeconfig: kubeconfig}, filepath.Join(repo, "examples", "quickstart"))
-		if _, err := w.Run("apply", "-auto-approve"); err != nil {
+		return n
+	}
+	chart := func(t *testing.T, module, version, sub string) string {
+		t.Helper()
+		mod, err := testenv.ModuleDir(ctx, module, version)
+		if err != nil {
 			t.Fatal(err)
 		}
+		return filepath.Join(mod, filepath.FromSlash(sub))
+	}
+	example := func(name string) string { return filepath.Join(repo, "examples", name) }
+
+	t.Run("examples/training on make cluster-up", func(t *testing.T) {
+		w := acctest.NewWorkspace(t, env, example("training"))
+		w.Env = append(w.Env,
+			"TF_VAR_kueue_chart_path="+chart(t, "sigs.k8s.io/kueue", testenv.KueueVersion, "charts/kueue"),
+			"TF_VAR_jobset_chart_path="+chart(t, "sigs.k8s.io/jobset", "v0.12.0", "charts/jobset"),
+			"TF_VAR_trainer_chart_path="+chart(t, "github.com/kubeflow/trainer/v2", "v2.3.0", "charts/kubeflow-trainer"))
+		applied := time.Now()
+		if _, err := w.Run("apply", "-auto-approve"); err != nil {
+			t.Fatalf("%v\n%s", err, agentLog())
+		}
+		t.Logf("TIMING: examples/training applied (Kueue, JobSet, Trainer installed) in %s", time.Since(applied).Round(100*time.Millisecond))
 		if code, out := w.PlanExitCode(); code != 0 {
-			t.Errorf("plan -detailed-exitcode after apply: %d\n%s", code, out)
+			t.Fatalf("plan -detailed-exitcode after apply: %d\n%s", code, out)
 		}
-		cqs := schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
-		list, err := dyn.Resource(cqs).List(ctx, metav1.ListOptions{})
-		if err != nil || len(list.Items) == 0 {
-			t.Fatalf("ClusterQueues after the apply: %v, %v", list, err)
+		if runnerPIDs(t) == 0 {
+			t.Fatalf("no pod reports a process of the pod runner after the installs\n%s", agentLog())
 		}
-		for _, cq := range list.Items {
-			wait(t, "ClusterQueue "+cq.GetName()+" Active (judged by the Kueue manager)", func() bool {
-				obj, err := dyn.Resource(cqs).Get(ctx, cq.GetName(), metav1.GetOptions{})
+
+		t.Run("the checkpoint store's claim binds and the TrainJob's pods mounting it run", func(t *testing.T) {
+			outs := w.Outputs()
+			claim, _ := outs["checkpoint_claim"].(string)
+			if claim == "" {
+				t.Fatalf("checkpoint_claim output %v", outs["checkpoint_claim"])
+			}
+			wait(t, "claim default/"+claim+" Bound", func() bool {
+				c, err := client.CoreV1().PersistentVolumeClaims("default").Get(ctx, claim, metav1.GetOptions{})
+				return err == nil && c.Status.Phase == corev1.ClaimBound
+			})
+			// The `trainjob` output is what a data scientist submits.
+			text, _ := outs["trainjob"].(string)
+			job := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(text), &job.Object); err != nil {
+				t.Fatalf("the trainjob output: %v\n%s", err, text)
+			}
+			if _, err := dyn.Resource(trainJobs).Namespace("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { // the fabric check needs the GPUs
+				policy := metav1.DeletePropagationForeground
+				if err := dyn.Resource(trainJobs).Namespace("default").Delete(ctx, job.GetName(), metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+					t.Error(err)
+				}
+				wait(t, "the TrainJob's pods gone", func() bool {
+					pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=" + job.GetName()})
+					return err == nil && len(pods.Items) == 0
+				})
+			}()
+			// kwok completes a Job's pod as soon as it runs, so a pod
+			// that ran is Running or Succeeded, on a node.
+			ran := map[string]bool{}
+			wait(t, "2 pods of TrainJob "+job.GetName()+" mounting "+claim+" ran", func() bool {
+				pods, err := client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/jobset-name=" + job.GetName()})
 				if err != nil {
 					return false
 				}
-				conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-				for _, c := range conditions {
-					if c, _ := c.(map[string]any); c["type"] == "Active" && c["status"] == "True" {
-						return true
+				for _, p := range pods.Items {
+					mounts := false
+					for _, v := range p.Spec.Volumes {
+						mounts = mounts || (v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == claim)
+					}
+					if !mounts {
+						t.Fatalf("pod %s mounts no claim %s: %v", p.Name, claim, p.Spec.Volumes)
+					}
+					if p.Spec.NodeName != "" && (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded) {
+						ran[p.Name] = true
 					}
 				}
-				return false
+				return len(ran) >= 2
 			})
+		})
+
+		t.Run("examples/quickstart: its ClusterQueue Active", func(t *testing.T) {
+			q := acctest.NewWorkspace(t, env, example("quickstart"))
+			if _, err := q.Run("apply", "-auto-approve"); err != nil {
+				t.Fatal(err)
+			}
+			if code, out := q.PlanExitCode(); code != 0 {
+				t.Errorf("plan -detailed-exitcode after apply: %d\n%s", code, out)
+			}
+			wait(t, "ClusterQueue cluster-queue Active (judged by the Kueue manager)", func() bool {
+				obj, err := dyn.Resource(clusterQueues).Get(ctx, "cluster-queue", metav1.GetOptions{})
+				return err == nil && condition(obj, "Active") == "True"
+			})
+		})
+
+		t.Run("examples/fabric-check: a bad log fails the apply with the checklist, a good one passes", func(t *testing.T) {
+			ncclLog := filepath.Join(dir, ncclLogFile) // $TESTENV_DIR/nccl-tests.txt, as its README says
+			use := func(sample string) {
+				b, err := os.ReadFile(filepath.Join(example("fabric-check"), "logs", sample))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(ncclLog, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f := acctest.NewWorkspace(t, env, example("fabric-check"))
+			f.Env = append(f.Env, "TF_VAR_mpi_operator_manifest_path="+chart(t, "github.com/kubeflow/mpi-operator", "v0.8.0", "deploy/v2beta1/mpi-operator.yaml"))
+
+			use("bad-2x8-h100-8x400g-no-gdr.log")
+			out, err := f.Run("apply", "-auto-approve")
+			if err == nil {
+				t.Fatalf("the apply with the bad log succeeded:\n%s", out)
+			}
+			checklist := []string{"NCCL check default/h100-fabric failed",
+				"verdict: bad — busbw 261.29 GB/s at the largest size (16 GiB, the table's last row) is 65.3% of the 400.00 GB/s peak",
+				"checklist, in this order", "1. NCCL_SOCKET_IFNAME", "2. NCCL_IB_HCA", "3. MTU and GID index",
+				"4. The pods resolve and reach each other", "5. hostNetwork: true for RoCE"}
+			for i := range checklist {
+				checklist[i] = regexp.QuoteMeta(checklist[i])
+			}
+			// The log's evidence: its channels go via NET/IB without GDRDMA.
+			checklist = append(checklist, regexp.QuoteMeta("* 6. GPUDirect RDMA"), regexp.QuoteMeta(`"via NET/…" channel lines, none via GDRDMA`))
+			if !regexp.MustCompile(strings.Join(checklist, ".*")).MatchString(flat(out)) {
+				t.Errorf("the failed apply does not say, in this order, %q:\n%s\n%s", checklist, out, agentLog())
+			}
+			if _, err := dyn.Resource(clusterTrainingRuntimes).Get(ctx, "torch-h100-checked", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("after the failed check the runtime exists or cannot be read (%v): want it not created", err)
+			}
+
+			use("good-2x8-h100-8x400g.log")
+			if _, err := f.Run("apply", "-auto-approve"); err != nil {
+				t.Fatalf("the apply with the good log: %v\n%s", err, agentLog())
+			}
+			fabric, _ := f.Outputs()["fabric"].(map[string]any)
+			if fabric["verdict"] != "good" || fabric["busbw_gbps"] != 373.56 || fabric["peak_gbps"] != float64(400) || fabric["transport"] != "IB" {
+				t.Errorf("fabric output %v: want verdict good, busbw 373.56 (the largest size's) of a 400 GB/s peak, over IB", fabric)
+			}
+			if _, err := dyn.Resource(clusterTrainingRuntimes).Get(ctx, "torch-h100-checked", metav1.GetOptions{}); err != nil {
+				t.Errorf("the runtime after a good check: %v", err)
+			}
+			if code, out := f.PlanExitCode(); code != 0 {
+				t.Errorf("plan -detailed-exitcode after apply: %d\n%s", code, out)
+			}
+		})
+	})
+
+	t.Run("examples/serving-kserve: KServe's manager reconciles an InferenceService", func(t *testing.T) {
+		w := acctest.NewWorkspace(t, env, example("serving-kserve"))
+		w.Env = append(w.Env, "TF_VAR_kserve_chart_path="+chart(t, "github.com/kserve/kserve", "v0.20.0", "charts/kserve-resources"))
+		applied := time.Now()
+		if _, err := w.Run("apply", "-auto-approve"); err != nil {
+			t.Fatalf("%v\n%s", err, agentLog())
 		}
+		t.Logf("TIMING: examples/serving-kserve applied (KServe installed) in %s", time.Since(applied).Round(100*time.Millisecond))
+		if code, out := w.PlanExitCode(); code != 0 {
+			t.Fatalf("plan -detailed-exitcode after apply: %d\n%s", code, out)
+		}
+		if runnerPIDs(t) == 0 {
+			t.Fatalf("no pod reports a process of the pod runner after KServe's install\n%s", agentLog())
+		}
+		isvc := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+			"metadata": map[string]any{"name": "chat", "namespace": "default"},
+			"spec":     map[string]any{"predictor": map[string]any{"model": map[string]any{"modelFormat": map[string]any{"name": "vLLM"}}}},
+		}}
+		if _, err := dyn.Resource(inferenceServices).Namespace("default").Create(ctx, isvc, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("%v\n%s", err, agentLog())
+		}
+		defer func() { // before the workspace's destroy uninstalls KServe
+			if err := dyn.Resource(inferenceServices).Namespace("default").Delete(ctx, "chat", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Error(err)
+			}
+			wait(t, "InferenceService chat gone", func() bool {
+				_, err := dyn.Resource(inferenceServices).Namespace("default").Get(ctx, "chat", metav1.GetOptions{})
+				return apierrors.IsNotFound(err)
+			})
+		}()
+		wait(t, "Deployment chat-predictor made by KServe", func() bool {
+			_, err := client.AppsV1().Deployments("default").Get(ctx, "chat-predictor", metav1.GetOptions{})
+			return err == nil
+		})
+		d, err := client.AppsV1().Deployments("default").Get(ctx, "chat-predictor", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owner := metav1.GetControllerOf(d); owner == nil || owner.Kind != "InferenceService" || owner.Name != "chat" {
+			t.Errorf("Deployment chat-predictor's controller %v, want InferenceService chat", owner)
+		}
+		if c := d.Spec.Template.Spec.Containers[0]; c.Image != "vllm/vllm-openai:v0.9.0" || !strings.Contains(strings.Join(c.Args, " "), "--served-model-name chat") {
+			t.Errorf("predictor container %s %q: not the example's runtime", c.Image, c.Args)
+		}
+		// KServe judges its predictor: the Deployment's pod (kwok's) Ready,
+		// the Deployment Available, PredictorReady True.
+		var conditions any
+		wait(t, "InferenceService chat PredictorReady (judged by KServe's manager)", func() bool {
+			obj, err := dyn.Resource(inferenceServices).Namespace("default").Get(ctx, "chat", metav1.GetOptions{})
+			if err != nil {
+				return false
+			}
+			conditions = obj.Object["status"]
+			return condition(obj, "PredictorReady") == "True"
+		})
+		t.Logf("InferenceService chat's status: %v", conditions)
 	})
 
 	t.Run("testenv down leaves no process", func(t *testing.T) {
-		// The workspace's destroy runs at the end of the previous subtest.
+		// Each workspace's destroy ran at the end of its subtest.
 		if out, err := testenvCmd("down"); err != nil {
 			t.Fatalf("testenv down: %v\n%s", err, out)
 		}
@@ -250,15 +364,33 @@ func TestAccClusterUpAsTheREADMESays(t *testing.T) {
 				t.Errorf("%s (pid %d) still running after down", p.Name, p.PID)
 			}
 		}
-		for _, pid := range podPIDs {
+		for pid, pod := range podPIDs {
 			if alive(pid) {
-				t.Errorf("the pod runner's process %d still running after down", pid)
+				t.Errorf("the pod runner's process %d (pod %s) still running after down", pid, pod)
 			}
 		}
 		if _, err := os.Stat(filepath.Join(dir, testenv.PIDFile)); !os.IsNotExist(err) {
 			t.Errorf("%s after down: %v", testenv.PIDFile, err)
 		}
 	})
+}
+
+// flat is terraform's output without its box drawing and line wrapping.
+func flat(out string) string {
+	out = strings.NewReplacer("│", " ", "╷", " ", "╵", " ").Replace(out)
+	return strings.Join(strings.Fields(out), " ")
+}
+
+// condition is the status of obj's condition of that type, "" if none.
+func condition(obj *unstructured.Unstructured, typ string) string {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		if c, _ := c.(map[string]any); c["type"] == typ {
+			s, _ := c["status"].(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // alive reports whether pid is a running (not zombie) process.

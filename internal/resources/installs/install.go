@@ -200,9 +200,9 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	if r.client != nil {
 		var replaces string
 		if object.Known(*f.Namespace) && object.Known(name) {
-			in, _ := r.backend.install(&m)
 			var d diag.Diagnostics
-			replaces, d = replacedID(ctx, r.client, req.State, in.ID(), r.backend.stateName())
+			id := f.Namespace.ValueString() + "/" + name.ValueString()
+			replaces, d = replacedID(ctx, r.client, req.State, id, r.backend.stateName())
 			if resp.Diagnostics.Append(d...); d.HasError() {
 				return
 			}

@@ -46,18 +46,27 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 )
 
-// fields are the attributes every install has, as pointers into its model.
-type fields struct {
-	ID, Namespace, Version, Timeout *types.String
-	RemoveCRDs                      *types.Bool
-	Drift                           *types.List
-	Timeouts                        *timeouts.Value
+// installModel is the attributes every install has, embedded in each
+// install resource's model.
+type installModel struct {
+	ID         types.String `tfsdk:"id"`
+	Namespace  types.String `tfsdk:"namespace"`
+	Version    types.String `tfsdk:"version"`
+	Timeout    types.String `tfsdk:"timeout"`
+	RemoveCRDs types.Bool   `tfsdk:"remove_crds"`
+	Drift      types.List   `tfsdk:"drift"`
+	// Timeouts bounds each whole operation (every release of an install
+	// and its readiness wait); the deprecated Timeout fills in what it
+	// leaves unset.
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
 }
+
+func (m *installModel) install() *installModel { return m }
 
 // model is an install resource's model.
 type model[T any] interface {
 	*T
-	fields() fields
+	install() *installModel
 }
 
 // backend is what an install is installed from: it does the cluster work
@@ -188,18 +197,18 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	if d := req.Plan.Get(ctx, &m); d.HasError() {
 		return // values unknown until apply: checked at apply
 	}
-	f := P(&m).fields()
+	f := P(&m).install()
 	name := r.backend.name(&m)
 	named := !f.Namespace.IsUnknown() && !name.IsUnknown()
 	if named {
-		*f.ID = types.StringValue(r.backend.id(&m))
+		f.ID = types.StringValue(r.backend.id(&m))
 	}
 	if resp.Diagnostics.Append(r.backend.plan(ctx, req.Config, &m)...); resp.Diagnostics.HasError() {
 		return
 	}
 	if r.client != nil {
 		var replaces string
-		if object.Known(*f.Namespace) && object.Known(name) {
+		if object.Known(f.Namespace) && object.Known(name) {
 			var d diag.Diagnostics
 			id := f.Namespace.ValueString() + "/" + name.ValueString()
 			replaces, d = replacedID(ctx, r.client, req.State, id, r.backend.stateName())
@@ -212,7 +221,7 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 	}
 	if req.State.Raw.IsNull() {
-		*f.Drift = emptyList()
+		f.Drift = emptyList()
 		r.backend.changed(&m, true)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 		return
@@ -221,7 +230,7 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	if resp.Diagnostics.Append(req.State.Get(ctx, &prior)...); resp.Diagnostics.HasError() {
 		return
 	}
-	if len(P(&prior).fields().Drift.Elements()) == 0 && r.backend.same(req.Plan.Raw, req.State.Raw, req.Config.Raw, &m, &prior) {
+	if len(P(&prior).install().Drift.Elements()) == 0 && r.backend.same(req.Plan.Raw, req.State.Raw, req.Config.Raw, &m, &prior) {
 		// Nothing to apply, or only how long operations wait or what a
 		// destroy removes: the install stays as it is, and so does
 		// everything read from it.
@@ -230,7 +239,7 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 	// The configuration changed (the framework then planned the computed
 	// attributes unknown), or the cluster drifted from the install.
-	*f.Drift = emptyList()
+	f.Drift = emptyList()
 	r.backend.changed(&m, false)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
 }
@@ -262,8 +271,8 @@ func settingsOnly(plan, state, config tftypes.Value) bool {
 
 // keepSettings copies the settings of plan into prior, the model that is
 // planned (and recorded) when nothing else changes.
-func keepSettings(prior, plan fields) {
-	*prior.Timeout, *prior.Timeouts, *prior.RemoveCRDs = *plan.Timeout, *plan.Timeouts, *plan.RemoveCRDs
+func keepSettings(prior, plan *installModel) {
+	prior.Timeout, prior.Timeouts, prior.RemoveCRDs = plan.Timeout, plan.Timeouts, plan.RemoveCRDs
 }
 
 // checkConflicts runs the conflict rules (helm.CheckConflicts) for the
@@ -305,8 +314,8 @@ func stringList(lines []string) types.List {
 // withTimeout bounds ctx by the time operation op ("create", "update",
 // "delete") may take under f: timeouts, else the deprecated timeout. The
 // back ends' waits take theirs from it (object.Budget).
-func withTimeout(ctx context.Context, f fields, op string, diags *diag.Diagnostics) (context.Context, context.CancelFunc) {
-	d, ds := object.OperationTimeout(ctx, *f.Timeouts, op, *f.Timeout, defaultTimeout)
+func withTimeout(ctx context.Context, f *installModel, op string, diags *diag.Diagnostics) (context.Context, context.CancelFunc) {
+	d, ds := object.OperationTimeout(ctx, f.Timeouts, op, f.Timeout, defaultTimeout)
 	diags.Append(ds...)
 	return object.WithBudget(ctx, op, d)
 }
@@ -342,7 +351,7 @@ func (r *installResource[T, P]) Create(ctx context.Context, req resource.CreateR
 	if r.check(&m, &resp.Diagnostics) {
 		return
 	}
-	ctx, cancel := withTimeout(ctx, P(&m).fields(), "create", &resp.Diagnostics)
+	ctx, cancel := withTimeout(ctx, P(&m).install(), "create", &resp.Diagnostics)
 	defer cancel()
 	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, "")...); resp.Diagnostics.HasError() {
 		return
@@ -364,9 +373,9 @@ func (r *installResource[T, P]) Update(ctx context.Context, req resource.UpdateR
 	if r.check(&m, &resp.Diagnostics) {
 		return
 	}
-	ctx, cancel := withTimeout(ctx, P(&m).fields(), "update", &resp.Diagnostics)
+	ctx, cancel := withTimeout(ctx, P(&m).install(), "update", &resp.Diagnostics)
 	defer cancel()
-	if len(P(&prior).fields().Drift.Elements()) == 0 && r.backend.same(req.Plan.Raw, req.State.Raw, req.Config.Raw, &m, &prior) {
+	if len(P(&prior).install().Drift.Elements()) == 0 && r.backend.same(req.Plan.Raw, req.State.Raw, req.Config.Raw, &m, &prior) {
 		// No back-end operation: nothing in the cluster changes.
 		resp.Diagnostics.Append(resp.State.Set(ctx, r.backend.keep(&m, &prior))...)
 		r.after(ctx, &m, &prior, &resp.Diagnostics)
@@ -403,7 +412,7 @@ func (r *installResource[T, P]) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, true) {
 		return
 	}
-	importing := P(&m).fields().Version.IsNull()
+	importing := P(&m).install().Version.IsNull()
 	found, diags := r.backend.read(ctx, &m, importing)
 	if resp.Diagnostics.Append(diags...); diags.HasError() {
 		return
@@ -426,7 +435,7 @@ func (r *installResource[T, P]) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, false) {
 		return
 	}
-	ctx, cancel := withTimeout(ctx, P(&m).fields(), "delete", &resp.Diagnostics)
+	ctx, cancel := withTimeout(ctx, P(&m).install(), "delete", &resp.Diagnostics)
 	defer cancel()
 	if r.hooks.BeforeDelete != nil {
 		if resp.Diagnostics.Append(r.hooks.BeforeDelete(ctx, r.client, &m)...); resp.Diagnostics.HasError() {

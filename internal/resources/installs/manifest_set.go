@@ -81,12 +81,12 @@ func (r *manifestBackend[T, P]) schema() (map[string]schema.Attribute, string) {
 func (r *manifestBackend[T, P]) validate(*T, *diag.Diagnostics) {}
 
 func (r *manifestBackend[T, P]) install(m *T) (helm.Install, bool) {
-	return helm.Install{Chart: r.spec.Product, Namespace: P(m).fields().Namespace.ValueString(), Name: r.spec.Name}, r.spec.Known(m)
+	return helm.Install{Chart: r.spec.Product, Namespace: P(m).install().Namespace.ValueString(), Name: r.spec.Name}, r.spec.Known(m)
 }
 
 func (r *manifestBackend[T, P]) name(*T) types.String { return types.StringValue(r.spec.Name) }
 func (r *manifestBackend[T, P]) stateName() string    { return r.spec.Name }
-func (r *manifestBackend[T, P]) id(m *T) string       { return P(m).fields().Namespace.ValueString() }
+func (r *manifestBackend[T, P]) id(m *T) string       { return P(m).install().Namespace.ValueString() }
 
 func (r *manifestBackend[T, P]) plan(ctx context.Context, cfg tfsdk.Config, m *T) diag.Diagnostics {
 	return r.spec.Plan(ctx, cfg, m)
@@ -98,14 +98,14 @@ func (r *manifestBackend[T, P]) same(_, _, _ tftypes.Value, m, prior *T) bool {
 
 // keep is the plan with the recorded drift (none).
 func (r *manifestBackend[T, P]) keep(m, prior *T) *T {
-	*P(m).fields().Drift = *P(prior).fields().Drift
+	P(m).install().Drift = P(prior).install().Drift
 	return m
 }
 
 func (r *manifestBackend[T, P]) changed(*T, bool) {}
 
 func (r *manifestBackend[T, P]) set(ctx context.Context, m *T) *manifests.Set {
-	s := &manifests.Set{Client: r.client, Namespace: P(m).fields().Namespace.ValueString(), Name: r.spec.Name}
+	s := &manifests.Set{Client: r.client, Namespace: P(m).install().Namespace.ValueString(), Name: r.spec.Name}
 	key := strings.ReplaceAll(r.spec.Name, "-", "_")
 	s.Log = func(msg string) { tflog.Info(ctx, msg, map[string]any{key: s.ID()}) }
 	return s
@@ -154,8 +154,8 @@ func (r *manifestBackend[T, P]) apply(ctx context.Context, cfg tfsdk.Config, m *
 		return diags
 	}
 	tflog.Info(ctx, fmt.Sprintf("%s %s %s in %s", r.spec.Product, rec.Summary(), done, time.Since(start).Round(100*time.Millisecond)))
-	f := P(m).fields()
-	*f.ID, *f.Drift = types.StringValue(s.Namespace), emptyList()
+	f := P(m).install()
+	f.ID, f.Drift = types.StringValue(s.Namespace), emptyList()
 	r.spec.FromRecord(m, &rec, false)
 	return diags
 }
@@ -176,12 +176,12 @@ func (r *manifestBackend[T, P]) read(ctx context.Context, m *T, importing bool) 
 	case !found:
 		return false, diags // uninstalled out of band (or its namespace deleted)
 	}
-	f := P(m).fields()
+	f := P(m).install()
 	if importing {
-		*f.Timeout, *f.RemoveCRDs = types.StringValue(defaultTimeout.String()), types.BoolValue(false)
+		f.Timeout, f.RemoveCRDs = types.StringValue(defaultTimeout.String()), types.BoolValue(false)
 	}
 	r.spec.FromRecord(m, rec, importing)
-	*f.ID, *f.Version = types.StringValue(s.Namespace), types.StringValue(rec.Version)
+	f.ID, f.Version = types.StringValue(s.Namespace), types.StringValue(rec.Version)
 	start := time.Now()
 	rep := s.Drift(ctx, rec)
 	tflog.Info(ctx, fmt.Sprintf("drift check of %s %s: %d objects, %d drifted fields, in %s",
@@ -189,7 +189,7 @@ func (r *manifestBackend[T, P]) read(ctx context.Context, m *T, importing bool) 
 	for _, u := range rep.Unchecked {
 		diags.AddWarning(fmt.Sprintf("An object of %s in %s could not be checked for drift", r.spec.The, s.Namespace), u)
 	}
-	*f.Drift = stringList(rep.Lines)
+	f.Drift = stringList(rep.Lines)
 	return true, diags
 }
 
@@ -200,7 +200,7 @@ func (r *manifestBackend[T, P]) uninstall(ctx context.Context, m *T) diag.Diagno
 	if !found {
 		return diags
 	}
-	if err := s.Uninstall(ctx, rec, P(m).fields().RemoveCRDs.ValueBool(), opTimeout(ctx)); err != nil {
+	if err := s.Uninstall(ctx, rec, P(m).install().RemoveCRDs.ValueBool(), opTimeout(ctx)); err != nil {
 		failed(ctx, &diags, fmt.Sprintf("Uninstalling %s failed", r.spec.The), err)
 	}
 	return diags

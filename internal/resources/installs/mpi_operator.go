@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -29,20 +28,9 @@ import (
 // back end (manifest_set.go): its schema, model, validation and rendering.
 
 type mpiOperatorModel struct {
-	ID         types.String    `tfsdk:"id"`
-	Namespace  types.String    `tfsdk:"namespace"`
-	Version    types.String    `tfsdk:"version"`
-	Manifests  *manifestsModel `tfsdk:"manifests"`
-	Image      types.String    `tfsdk:"image"`
-	Timeout    types.String    `tfsdk:"timeout"`
-	RemoveCRDs types.Bool      `tfsdk:"remove_crds"`
-	Drift      types.List      `tfsdk:"drift"`
-	Timeouts   timeouts.Value  `tfsdk:"timeouts"`
-}
-
-func (m *mpiOperatorModel) fields() fields {
-	return fields{ID: &m.ID, Namespace: &m.Namespace, Version: &m.Version, Timeout: &m.Timeout,
-		RemoveCRDs: &m.RemoveCRDs, Drift: &m.Drift, Timeouts: &m.Timeouts}
+	installModel
+	Manifests *manifestsModel `tfsdk:"manifests"`
+	Image     types.String    `tfsdk:"image"`
 }
 
 type manifestsModel struct {

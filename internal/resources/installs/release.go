@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -32,31 +31,17 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
-// releaseModel is what every install resource has.
+// releaseModel is what every Helm release resource has.
 type releaseModel struct {
-	ID         types.String `tfsdk:"id"`
-	Name       types.String `tfsdk:"name"`
-	Namespace  types.String `tfsdk:"namespace"`
-	Version    types.String `tfsdk:"version"`
-	Chart      *chartModel  `tfsdk:"chart"`
-	Values     types.String `tfsdk:"values"`
-	Timeout    types.String `tfsdk:"timeout"`
-	RemoveCRDs types.Bool   `tfsdk:"remove_crds"`
-	Drift      types.List   `tfsdk:"drift"`
-	Revision   types.Int64  `tfsdk:"revision"`
-	Status     types.String `tfsdk:"status"`
-	// Timeouts bounds each whole operation (every release of an install
-	// and its readiness wait); the deprecated Timeout fills in what it
-	// leaves unset.
-	Timeouts timeouts.Value `tfsdk:"timeouts"`
+	installModel
+	Name     types.String `tfsdk:"name"`
+	Chart    *chartModel  `tfsdk:"chart"`
+	Values   types.String `tfsdk:"values"`
+	Revision types.Int64  `tfsdk:"revision"`
+	Status   types.String `tfsdk:"status"`
 }
 
 func (m *releaseModel) release() *releaseModel { return m }
-
-func (m *releaseModel) fields() fields {
-	return fields{ID: &m.ID, Namespace: &m.Namespace, Version: &m.Version, Timeout: &m.Timeout,
-		RemoveCRDs: &m.RemoveCRDs, Drift: &m.Drift, Timeouts: &m.Timeouts}
-}
 
 type chartModel struct {
 	Repository types.String `tfsdk:"repository"`
@@ -248,7 +233,7 @@ func (r *helmBackend[T, P]) same(plan, state, config tftypes.Value, _, _ *T) boo
 // keep is prior with m's settings: the release stays as it is, and so does
 // everything read from it.
 func (r *helmBackend[T, P]) keep(m, prior *T) *T {
-	keepSettings(P(prior).fields(), P(m).fields())
+	keepSettings(P(prior).install(), P(m).install())
 	return prior
 }
 

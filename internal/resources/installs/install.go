@@ -82,12 +82,9 @@ type backend[T any] interface {
 	// install is the install as the conflict rules see it, and whether all
 	// they read is known (false leaves the rules to the apply).
 	install(m *T) (in helm.Install, known bool)
-	// name is the install's name, and stateName the name replacedID reads
-	// ("" when the state has a name attribute).
-	name(m *T) types.String
-	stateName() string
-	// id is m's id attribute once its namespace and name are known.
-	id(m *T) string
+	// name is the install's name; fixed, when it is not an attribute
+	// (then the namespace alone is the ID, else "namespace/name").
+	name(m *T) (name types.String, fixed bool)
 	// plan does the back end's part of a plan (cfg: the configuration).
 	plan(ctx context.Context, cfg tfsdk.Config, m *T) diag.Diagnostics
 	// same reports whether the plan m applies what prior has applied
@@ -198,10 +195,16 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		return // values unknown until apply: checked at apply
 	}
 	f := P(&m).install()
-	name := r.backend.name(&m)
-	named := !f.Namespace.IsUnknown() && !name.IsUnknown()
-	if named {
-		f.ID = types.StringValue(r.backend.id(&m))
+	name, fixed := r.backend.name(&m)
+	stateName, id := "", f.Namespace.ValueString()+"/"+name.ValueString()
+	if fixed {
+		stateName = name.ValueString()
+	}
+	if !f.Namespace.IsUnknown() && !name.IsUnknown() {
+		f.ID = types.StringValue(id)
+		if fixed {
+			f.ID = f.Namespace
+		}
 	}
 	if resp.Diagnostics.Append(r.backend.plan(ctx, req.Config, &m)...); resp.Diagnostics.HasError() {
 		return
@@ -210,8 +213,7 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		var replaces string
 		if object.Known(f.Namespace) && object.Known(name) {
 			var d diag.Diagnostics
-			id := f.Namespace.ValueString() + "/" + name.ValueString()
-			replaces, d = replacedID(ctx, r.client, req.State, id, r.backend.stateName())
+			replaces, d = replacedID(ctx, r.client, req.State, id, stateName)
 			if resp.Diagnostics.Append(d...); d.HasError() {
 				return
 			}
@@ -345,58 +347,43 @@ func failed(ctx context.Context, diags *diag.Diagnostics, summary string, err er
 func (r *installResource[T, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var m T
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, false) {
-		return
-	}
-	if r.check(&m, &resp.Diagnostics) {
-		return
-	}
-	ctx, cancel := withTimeout(ctx, P(&m).install(), "create", &resp.Diagnostics)
-	defer cancel()
-	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, "")...); resp.Diagnostics.HasError() {
-		return
-	}
-	if resp.Diagnostics.Append(r.backend.apply(ctx, req.Config, &m, false)...); resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	r.after(ctx, &m, nil, &resp.Diagnostics)
+	r.write(ctx, req.Config, &m, nil, nil, &resp.State, &resp.Diagnostics)
 }
 
 func (r *installResource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var m, prior T
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, false) {
-		return
-	}
-	if r.check(&m, &resp.Diagnostics) {
-		return
-	}
-	ctx, cancel := withTimeout(ctx, P(&m).install(), "update", &resp.Diagnostics)
-	defer cancel()
-	if len(P(&prior).install().Drift.Elements()) == 0 && r.backend.same(req.Plan.Raw, req.State.Raw, req.Config.Raw, &m, &prior) {
-		// No back-end operation: nothing in the cluster changes.
-		resp.Diagnostics.Append(resp.State.Set(ctx, r.backend.keep(&m, &prior))...)
-		r.after(ctx, &m, &prior, &resp.Diagnostics)
-		return
-	}
-	if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, "")...); resp.Diagnostics.HasError() {
-		return
-	}
-	if resp.Diagnostics.Append(r.backend.apply(ctx, req.Config, &m, true)...); resp.Diagnostics.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	r.after(ctx, &m, &prior, &resp.Diagnostics)
+	same := func() bool { return r.backend.same(req.Plan.Raw, req.State.Raw, req.Config.Raw, &m, &prior) }
+	r.write(ctx, req.Config, &m, &prior, same, &resp.State, &resp.Diagnostics)
 }
 
-// check runs the Check hook; true when it failed.
-func (r *installResource[T, P]) check(m *T, diags *diag.Diagnostics) bool {
-	if r.hooks.Check != nil {
-		diags.Append(r.hooks.Check(m)...)
+// write installs m (prior nil) or applies it over prior, unless same says
+// that nothing in the cluster changes, and records it in state.
+func (r *installResource[T, P]) write(ctx context.Context, cfg tfsdk.Config, m, prior *T, same func() bool, state *tfsdk.State, diags *diag.Diagnostics) {
+	if diags.HasError() || r.notConnected(diags, false) {
+		return
 	}
-	return diags.HasError()
+	if r.hooks.Check != nil {
+		if diags.Append(r.hooks.Check(m)...); diags.HasError() {
+			return
+		}
+	}
+	op := "create"
+	if prior != nil {
+		op = "update"
+	}
+	ctx, cancel := withTimeout(ctx, P(m).install(), op, diags)
+	defer cancel()
+	if prior != nil && len(P(prior).install().Drift.Elements()) == 0 && same() {
+		// No back-end operation: nothing in the cluster changes.
+		diags.Append(state.Set(ctx, r.backend.keep(m, prior))...)
+	} else if diags.Append(r.checkConflicts(ctx, m, "")...); !diags.HasError() {
+		if diags.Append(r.backend.apply(ctx, cfg, m, prior != nil)...); !diags.HasError() {
+			diags.Append(state.Set(ctx, m)...)
+		}
+	}
+	r.after(ctx, m, prior, diags)
 }
 
 // after runs the After hook once the install is in place and recorded.

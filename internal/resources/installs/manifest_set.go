@@ -84,9 +84,9 @@ func (r *manifestBackend[T, P]) install(m *T) (helm.Install, bool) {
 	return helm.Install{Chart: r.spec.Product, Namespace: P(m).install().Namespace.ValueString(), Name: r.spec.Name}, r.spec.Known(m)
 }
 
-func (r *manifestBackend[T, P]) name(*T) types.String { return types.StringValue(r.spec.Name) }
-func (r *manifestBackend[T, P]) stateName() string    { return r.spec.Name }
-func (r *manifestBackend[T, P]) id(m *T) string       { return P(m).install().Namespace.ValueString() }
+func (r *manifestBackend[T, P]) name(*T) (types.String, bool) {
+	return types.StringValue(r.spec.Name), true
+}
 
 func (r *manifestBackend[T, P]) plan(ctx context.Context, cfg tfsdk.Config, m *T) diag.Diagnostics {
 	return r.spec.Plan(ctx, cfg, m)

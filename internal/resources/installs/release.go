@@ -216,12 +216,7 @@ func (r *helmBackend[T, P]) install(m *T) (helm.Install, bool) {
 	return helm.Install{Chart: r.spec.Chart.Product, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(), Config: cfg}, true
 }
 
-func (r *helmBackend[T, P]) name(m *T) types.String { return P(m).release().Name }
-func (r *helmBackend[T, P]) stateName() string      { return "" }
-func (r *helmBackend[T, P]) id(m *T) string {
-	b := P(m).release()
-	return b.Namespace.ValueString() + "/" + b.Name.ValueString()
-}
+func (r *helmBackend[T, P]) name(m *T) (types.String, bool) { return P(m).release().Name, false }
 
 func (r *helmBackend[T, P]) plan(context.Context, tfsdk.Config, *T) diag.Diagnostics { return nil }
 

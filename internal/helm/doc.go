@@ -1,6 +1,10 @@
 // Package helm installs, upgrades, checks and removes Helm charts with the
 // Helm SDK, on the provider's own connection to the cluster, and holds what
-// the provider knows of each chart it installs.
+// the provider knows of each chart it installs. It is the cluster side of
+// the install engine's Helm back end (internal/resources/installs,
+// release.go); the engine's other back end, a manifest set, is
+// internal/manifests. The conflict rules here serve both: every install
+// (a chart's or the MPI Operator's manifests) is an Install to them.
 //
 //   - chart.go: chart sources (local directory, chart repository, OCI) and
 //     the Chart descriptor and Config interface every chart file fills in;

@@ -2,7 +2,9 @@
 // rather than a Helm chart (the MPI Operator's deploy/v2beta1/mpi-operator.yaml):
 // it reads the manifest file, renders it (namespace, image), and applies,
 // checks for drift, and removes the objects by server-side apply, with the
-// semantics of internal/helm's releases:
+// semantics of internal/helm's releases. It is the cluster side of the
+// install engine's manifest-set back end (internal/resources/installs,
+// manifest_set.go), as internal/helm is of its Helm back end:
 //
 //   - source.go: where the file comes from (a URL or a local path) and
 //     parsing it into objects;

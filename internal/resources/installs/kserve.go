@@ -176,18 +176,8 @@ func loadKServeChart(src helm.Source, m *kserveModel) (*chart.Chart, error) {
 	return helm.LoadChart(src)
 }
 
-// kserveSource is m's resources chart source (as releaseResource.source).
-func kserveSource(m *kserveModel) helm.Source {
-	src := helm.KServe.Default
-	src.Version = m.Version.ValueString()
-	if c := m.Chart; c != nil {
-		if !c.Path.IsNull() {
-			return helm.Source{Path: c.Path.ValueString(), Version: src.Version}
-		}
-		src.Repository, src.Name = c.Repository.ValueString(), c.Name.ValueString()
-	}
-	return src
-}
+// kserveSource is m's resources chart source.
+func kserveSource(m *kserveModel) helm.Source { return chartSource(helm.KServe, &m.releaseModel) }
 
 // prepareKServe installs or upgrades the CRD release, then, without
 // cert-manager, makes sure the webhook Secret holds a certificate for the
@@ -198,7 +188,7 @@ func prepareKServe(ctx context.Context, c *kube.Client, m *kserveModel) error {
 		return err
 	}
 	rel := crdRelease(c, m)
-	opts := helm.Options{Chart: ch, Timeout: helmTimeout(ctx)}
+	opts := helm.Options{Chart: ch, Timeout: opTimeout(ctx)}
 	_, found, err := rel.Get(ctx)
 	switch {
 	case err != nil:
@@ -272,7 +262,7 @@ func cleanupKServe(ctx context.Context, c *kube.Client, m *kserveModel) error {
 	if _, found, err := rel.Get(ctx); err != nil || !found {
 		return err
 	}
-	if err := rel.Uninstall(ctx, m.RemoveCRDs.ValueBool(), helmTimeout(ctx)); err != nil {
+	if err := rel.Uninstall(ctx, m.RemoveCRDs.ValueBool(), opTimeout(ctx)); err != nil {
 		return err
 	}
 	if m.CertManager.ValueBool() {

@@ -59,7 +59,7 @@ func prepareLLMISvc(ctx context.Context, c *kube.Client, m *kserveModel) error {
 	if err != nil {
 		return err
 	}
-	if err := applyRelease(ctx, llmisvcRelease(c, m, helm.KServeLLMISvcCRDChart), helm.Options{Chart: ch, Timeout: helmTimeout(ctx)}); err != nil {
+	if err := applyRelease(ctx, llmisvcRelease(c, m, helm.KServeLLMISvcCRDChart), helm.Options{Chart: ch, Timeout: opTimeout(ctx)}); err != nil {
 		return fmt.Errorf("KServe's LLMInferenceService CRDs: %w", err)
 	}
 	c.ResetDiscovery()
@@ -87,7 +87,7 @@ func finishLLMISvc(ctx context.Context, c *kube.Client, m *kserveModel) error {
 	if err != nil {
 		return err
 	}
-	opts := helm.Options{Chart: ch, Values: vals, Timeout: helmTimeout(ctx), Omit: kc.Omit()}
+	opts := helm.Options{Chart: ch, Values: vals, Timeout: opTimeout(ctx), Omit: kc.Omit()}
 	if err := applyRelease(ctx, llmisvcRelease(c, m, helm.KServeLLMISvcChart), opts); err != nil {
 		return fmt.Errorf("KServe's LLMInferenceService controller: %w", err)
 	}
@@ -107,7 +107,7 @@ func removeLLMISvc(ctx context.Context, c *kube.Client, m *kserveModel) error {
 			return err
 		}
 		if found {
-			if err := rel.Uninstall(ctx, m.RemoveCRDs.ValueBool(), helmTimeout(ctx)); err != nil {
+			if err := rel.Uninstall(ctx, m.RemoveCRDs.ValueBool(), opTimeout(ctx)); err != nil {
 				return err
 			}
 		}

@@ -1,26 +1,16 @@
-// Package installs holds the resources that install controllers into the
-// cluster: the Helm releases aiplatform_kueue, aiplatform_volcano,
-// aiplatform_kuberay_operator, aiplatform_lws_controller,
-// aiplatform_jobset_controller, aiplatform_trainer and aiplatform_kserve (one
-// generic release resource, release.go, configured per chart), and
-// aiplatform_mpi_operator, a manifest set (internal/manifests). The Helm work
-// and each chart's knowledge (defaults, configuration type, values paths,
-// conflict rules) are in internal/helm; a resource file here only maps its
-// Terraform model to and from that chart's configuration type. Each install
-// records itself in the run's plan registry (internal/planned) through the
-// conflict rules, where the checks of other resources (internal/rules: a
-// runtime's gang against Kueue's integrations) read it.
+// aiplatform_kueue, …: the install engine's Helm back end (helmBackend), and
+// chartSpec, the configuration a chart's resource file fills in.
+
 package installs
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -38,28 +28,17 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/rules"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
-// releaseModel is what every install resource has.
+// releaseModel is what every Helm release resource has.
 type releaseModel struct {
-	ID         types.String `tfsdk:"id"`
-	Name       types.String `tfsdk:"name"`
-	Namespace  types.String `tfsdk:"namespace"`
-	Version    types.String `tfsdk:"version"`
-	Chart      *chartModel  `tfsdk:"chart"`
-	Values     types.String `tfsdk:"values"`
-	Timeout    types.String `tfsdk:"timeout"`
-	RemoveCRDs types.Bool   `tfsdk:"remove_crds"`
-	Drift      types.List   `tfsdk:"drift"`
-	Revision   types.Int64  `tfsdk:"revision"`
-	Status     types.String `tfsdk:"status"`
-	// Timeouts bounds each whole operation (every release of an install
-	// and its readiness wait); the deprecated Timeout fills in what it
-	// leaves unset.
-	Timeouts timeouts.Value `tfsdk:"timeouts"`
+	installModel
+	Name     types.String `tfsdk:"name"`
+	Chart    *chartModel  `tfsdk:"chart"`
+	Values   types.String `tfsdk:"values"`
+	Revision types.Int64  `tfsdk:"revision"`
+	Status   types.String `tfsdk:"status"`
 }
 
 func (m *releaseModel) release() *releaseModel { return m }
@@ -70,9 +49,9 @@ type chartModel struct {
 	Path       types.String `tfsdk:"path"`
 }
 
-// model is a resource model that embeds releaseModel.
-type model[T any] interface {
-	*T
+// helmModel is a resource model that embeds releaseModel.
+type helmModel[T any] interface {
+	model[T]
 	release() *releaseModel
 }
 
@@ -108,32 +87,34 @@ type chartSpec[T any] struct {
 	Drift func(ctx context.Context, c *kube.Client, m *T) ([]string, error)
 	// Cleanup runs after the release is uninstalled (destroy).
 	Cleanup func(ctx context.Context, c *kube.Client, m *T) error
+	// Hooks are the resource's work around the release's.
+	Hooks hooks[T]
 }
 
-type releaseResource[T any, P model[T]] struct {
+// releaseResource is the install engine with the Helm back end; it also
+// adopts hashicorp/helm's releases (move.go).
+type releaseResource[T any, P helmModel[T]] struct {
+	*installResource[T, P]
+	spec chartSpec[T]
+}
+
+func newRelease[T any, P helmModel[T]](spec chartSpec[T]) resource.Resource {
+	return &releaseResource[T, P]{spec: spec, installResource: &installResource[T, P]{
+		typeName: spec.TypeName, description: spec.Description, attributes: spec.Attributes, validateFn: spec.Validate,
+		hooks: spec.Hooks, subject: spec.Chart.Product, backend: &helmBackend[T, P]{spec: spec},
+	}}
+}
+
+// helmBackend installs a chart as a Helm release (internal/helm).
+type helmBackend[T any, P helmModel[T]] struct {
 	spec   chartSpec[T]
 	client *kube.Client
 }
 
-func newRelease[T any, P model[T]](spec chartSpec[T]) resource.Resource {
-	return &releaseResource[T, P]{spec: spec}
-}
+func (r *helmBackend[T, P]) configure(c *kube.Client) { r.client = c }
 
-var (
-	_ resource.ResourceWithConfigure      = (*releaseResource[kueueModel, *kueueModel])(nil)
-	_ resource.ResourceWithModifyPlan     = (*releaseResource[kueueModel, *kueueModel])(nil)
-	_ resource.ResourceWithImportState    = (*releaseResource[kueueModel, *kueueModel])(nil)
-	_ resource.ResourceWithValidateConfig = (*releaseResource[kueueModel, *kueueModel])(nil)
-)
-
-const defaultTimeout = 10 * time.Minute
-
-func (r *releaseResource[T, P]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_" + r.spec.TypeName
-}
-
-func (r *releaseResource[T, P]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	s, ch := r.spec, r.spec.Chart
+func (r *helmBackend[T, P]) schema() (map[string]schema.Attribute, string) {
+	ch := r.spec.Chart
 	defaultChart := fmt.Sprintf("`{ repository = %q, name = %q }`", ch.Default.Repository, ch.Default.Name)
 	version := schema.StringAttribute{
 		MarkdownDescription: fmt.Sprintf("Version of the %s chart. Changing it upgrades the release.", ch.Product),
@@ -168,7 +149,6 @@ func (r *releaseResource[T, P]) Schema(ctx context.Context, _ resource.SchemaReq
 			}},
 		"values": schema.StringAttribute{Optional: true,
 			MarkdownDescription: "Further chart values as a YAML document, merged over the chart's defaults. The typed attributes win over it."},
-		"timeout": object.LegacyTimeout(defaultTimeout.String(), "an install, upgrade or uninstall, including the wait until every object is ready,"),
 		"remove_crds": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "Delete the chart's CRDs — and with them every object of those kinds — when the release is destroyed. Default `false`: the CRDs stay."},
 		"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
@@ -178,76 +158,42 @@ func (r *releaseResource[T, P]) Schema(ctx context.Context, _ resource.SchemaReq
 		"revision": schema.Int64Attribute{Computed: true, MarkdownDescription: "Revision of the Helm release."},
 		"status":   schema.StringAttribute{Computed: true, MarkdownDescription: "Status of the release's latest revision (`deployed` after a successful apply)."},
 	}
-	for k, v := range s.Attributes {
-		attrs[k] = v
-	}
-	resp.Schema = schema.Schema{MarkdownDescription: s.Description, Attributes: attrs, Blocks: map[string]schema.Block{
-		"timeouts": object.TimeoutsBlock(ctx, ch.Product+" release", defaultTimeout, defaultTimeout)}}
+	return attrs, ch.Product + " release"
 }
 
-func (r *releaseResource[T, P]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if c, ok := req.ProviderData.(*kube.Client); ok {
-		r.client = c
-	}
-}
-
-func (r *releaseResource[T, P]) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var m T
-	if d := req.Config.Get(ctx, &m); d.HasError() {
-		return
-	}
-	b := P(&m).release()
+func (r *helmBackend[T, P]) validate(m *T, diags *diag.Diagnostics) {
+	b := P(m).release()
 	if c := b.Chart; c != nil {
 		hasPath := !c.Path.IsNull()
 		hasRepo := !c.Repository.IsNull() || !c.Name.IsNull()
 		switch {
 		case hasPath && hasRepo:
-			resp.Diagnostics.AddAttributeError(path.Root("chart"), "Conflicting chart source",
+			diags.AddAttributeError(path.Root("chart"), "Conflicting chart source",
 				"chart: set either path, or repository and name, not both.")
 		case !hasPath && (c.Repository.IsNull() || c.Name.IsNull()) && !c.Repository.IsUnknown() && !c.Name.IsUnknown():
-			resp.Diagnostics.AddAttributeError(path.Root("chart"), "Incomplete chart source",
+			diags.AddAttributeError(path.Root("chart"), "Incomplete chart source",
 				"chart: a repository source needs both repository and name (or set path to a local chart).")
 		}
 	}
 	if !b.Values.IsNull() && !b.Values.IsUnknown() {
 		if _, err := helm.ParseValues(b.Values.ValueString()); err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("values"), "Invalid values", "values: "+err.Error())
+			diags.AddAttributeError(path.Root("values"), "Invalid values", "values: "+err.Error())
 		}
 	}
-	if r.spec.Validate != nil {
-		resp.Diagnostics.Append(r.spec.Validate(&m)...)
-	}
 }
 
-func (r *releaseResource[T, P]) notConfigured(diags *diag.Diagnostics) bool {
-	return r.notConnected(diags, false)
-}
-
-// notConnected reports a resource without a client (the connection is
-// known only after apply); a refresh keeps the recorded state.
-func (r *releaseResource[T, P]) notConnected(diags *diag.Diagnostics, reading bool) bool {
-	if r.client == nil {
-		object.NotConnected(diags, reading)
-		return true
-	}
-	return false
-}
-
-func (r *releaseResource[T, P]) handle(m *T) *helm.Release {
-	b := P(m).release()
-	return &helm.Release{
-		Client: r.client, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(),
-	}
-}
-
-func (r *releaseResource[T, P]) withLogs(ctx context.Context, rel *helm.Release) *helm.Release {
+// handle is b's release on c, logging to ctx.
+func handle(ctx context.Context, c *kube.Client, b *releaseModel) *helm.Release {
+	rel := &helm.Release{Client: c, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString()}
 	rel.Log = func(msg string) { tflog.Info(ctx, msg, map[string]any{"release": rel.ID()}) }
 	rel.Debug = func(msg string) { tflog.Debug(ctx, "helm: "+msg, map[string]any{"release": rel.ID()}) }
 	return rel
 }
 
-func (r *releaseResource[T, P]) source(b *releaseModel) helm.Source {
-	src := r.spec.Chart.Default
+// chartSource is where b's chart comes from (the default of ch unless b's
+// chart says otherwise).
+func chartSource(ch helm.Chart, b *releaseModel) helm.Source {
+	src := ch.Default
 	src.Version = b.Version.ValueString()
 	if c := b.Chart; c != nil {
 		if !c.Path.IsNull() {
@@ -258,132 +204,44 @@ func (r *releaseResource[T, P]) source(b *releaseModel) helm.Source {
 	return src
 }
 
-func (r *releaseResource[T, P]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return // destroy
-	}
-	var m T
-	if d := req.Plan.Get(ctx, &m); d.HasError() {
-		return // values unknown until apply: checked at apply
-	}
-	b := P(&m).release()
-	if !b.Namespace.IsUnknown() && !b.Name.IsUnknown() {
-		b.ID = types.StringValue(b.Namespace.ValueString() + "/" + b.Name.ValueString())
-	}
-	if r.client != nil {
-		var replaces string
-		if object.Known(b.Namespace) && object.Known(b.Name) {
-			var d diag.Diagnostics
-			replaces, d = replacedID(ctx, r.client, req.State, b.ID.ValueString(), "")
-			if resp.Diagnostics.Append(d...); d.HasError() {
-				return
-			}
-		}
-		if resp.Diagnostics.Append(r.checkConflicts(ctx, &m, replaces)...); resp.Diagnostics.HasError() {
-			return
-		}
-	}
-	if req.State.Raw.IsNull() {
-		b.Drift = emptyList()
-		b.Revision, b.Status = types.Int64Unknown(), types.StringUnknown()
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
-		return
-	}
-	var prior T
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	pb := P(&prior).release()
-	if len(pb.Drift.Elements()) == 0 && !req.Plan.Raw.Equal(req.State.Raw) && settingsOnly(req.Plan.Raw, req.State.Raw, req.Config.Raw) {
-		// Only how long operations wait, or what a destroy removes: the
-		// release stays as it is, and so does everything read from it.
-		keepSettings(P(&prior).release(), b)
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &prior)...)
-		return
-	}
-	// The configuration changed (the framework then planned the computed
-	// attributes unknown), or the cluster drifted from the release.
-	if !req.Plan.Raw.Equal(req.State.Raw) || len(pb.Drift.Elements()) > 0 {
-		b.Drift = emptyList()
-		b.Revision, b.Status = types.Int64Unknown(), types.StringValue(release.StatusDeployed.String())
-	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
-}
-
-// settings are the attributes that change nothing in the cluster: how long
-// operations wait, and what a destroy removes.
-var settings = map[string]bool{"timeouts": true, "timeout": true, "remove_crds": true}
-
-// settingsOnly reports whether plan differs from state in settings alone.
-// An attribute the plan has unknown while the configuration leaves it
-// null is one the framework marked unknown because something changed (a
-// computed attribute: drift, revision, …), not a change of its own.
-func settingsOnly(plan, state, config tftypes.Value) bool {
-	var p, s, c map[string]tftypes.Value
-	if plan.As(&p) != nil || state.As(&s) != nil || config.As(&c) != nil {
-		return false
-	}
-	for name, pv := range p {
-		if settings[name] || pv.Equal(s[name]) {
-			continue
-		}
-		if cv, ok := c[name]; !pv.IsKnown() && ok && cv.IsNull() {
-			continue
-		}
-		return false
-	}
-	return true
-}
-
-// keepSettings copies the settings of plan into prior, the model that is
-// planned (and recorded) when nothing else changes.
-func keepSettings(prior, plan *releaseModel) {
-	prior.Timeout, prior.Timeouts, prior.RemoveCRDs = plan.Timeout, plan.Timeouts, plan.RemoveCRDs
-}
-
-// checkConflicts runs the conflict rules (helm.CheckConflicts) for the
-// install as m plans it, at plan and at apply time. r.client is set.
-//
-// replaces is the ID of the release this plan replaces (a changed namespace
-// or name), which the rules do not hold against it; "" for none.
-func (r *releaseResource[T, P]) checkConflicts(ctx context.Context, m *T, replaces string) diag.Diagnostics {
-	var diags diag.Diagnostics
+func (r *helmBackend[T, P]) install(m *T) (helm.Install, bool) {
 	var cfg helm.Config
 	if r.spec.Config != nil {
 		var known bool
 		if cfg, known = r.spec.Config(m); !known {
-			return diags
+			return helm.Install{}, false
 		}
 	}
 	b := P(m).release()
-	in := helm.Install{Chart: r.spec.Chart.Product, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(), Config: cfg, Replaces: replaces}
-	conflict, err := helm.CheckConflicts(ctx, r.client, in)
-	switch {
-	case err != nil:
-		diags.AddError(fmt.Sprintf("Cannot check %s against the cluster", r.spec.Chart.Product), err.Error())
-	case conflict != nil:
-		diags.AddError(conflict.Summary, conflict.Detail)
-	default:
-		// The checks of other resources that read this install (a
-		// runtime's gang against Kueue's integrations).
-		diags.Append(rules.Plan(ctx, r.client, in)...)
-	}
-	return diags
+	return helm.Install{Chart: r.spec.Chart.Product, Namespace: b.Namespace.ValueString(), Name: b.Name.ValueString(), Config: cfg}, true
 }
 
-func emptyList() types.List { return types.ListValueMust(types.StringType, []attr.Value{}) }
+func (r *helmBackend[T, P]) name(m *T) (types.String, bool) { return P(m).release().Name, false }
 
-func stringList(lines []string) types.List {
-	vals := make([]attr.Value, len(lines))
-	for i, l := range lines {
-		vals[i] = types.StringValue(l)
+func (r *helmBackend[T, P]) plan(context.Context, tfsdk.Config, *T) diag.Diagnostics { return nil }
+
+// same: the plan differs from the state in settings alone (or not at all).
+func (r *helmBackend[T, P]) same(plan, state, config tftypes.Value, _, _ *T) bool {
+	return settingsOnly(plan, state, config)
+}
+
+// keep is prior with m's settings: the release stays as it is, and so does
+// everything read from it.
+func (r *helmBackend[T, P]) keep(m, prior *T) *T {
+	keepSettings(P(prior).install(), P(m).install())
+	return prior
+}
+
+func (r *helmBackend[T, P]) changed(m *T, create bool) {
+	b := P(m).release()
+	b.Revision, b.Status = types.Int64Unknown(), types.StringValue(release.StatusDeployed.String())
+	if create {
+		b.Status = types.StringUnknown()
 	}
-	return types.ListValueMust(types.StringType, vals)
 }
 
 // values computes the chart values for m.
-func (r *releaseResource[T, P]) values(m *T, ch *chart.Chart) (map[string]any, error) {
+func (r *helmBackend[T, P]) values(m *T, ch *chart.Chart) (map[string]any, error) {
 	raw, err := helm.ParseValues(P(m).release().Values.ValueString())
 	if err != nil {
 		return nil, err
@@ -395,83 +253,13 @@ func (r *releaseResource[T, P]) values(m *T, ch *chart.Chart) (map[string]any, e
 	return helm.Values(cfg, ch.Values, raw)
 }
 
-// withTimeout bounds ctx by the time operation op ("create", "update",
-// "delete") may take under b: timeouts, else the deprecated timeout. Helm's
-// own waits take theirs from it (object.Budget).
-func withTimeout(ctx context.Context, b *releaseModel, op string) (context.Context, context.CancelFunc, diag.Diagnostics) {
-	d, diags := object.OperationTimeout(ctx, b.Timeouts, op, b.Timeout, defaultTimeout)
-	ctx, cancel := object.WithBudget(ctx, op, d)
-	return ctx, cancel, diags
-}
-
-// helmTimeout is how long one Helm operation under ctx may wait: what is
-// left of the operation's budget.
-func helmTimeout(ctx context.Context) time.Duration {
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl); left > 0 {
-			return left
-		}
-		return time.Second // the deadline is here: Helm fails at once, naming it
-	}
-	return defaultTimeout
-}
-
-// failed is an apply's or destroy's error about the release: when the
-// operation ran out of its time, which timeout that was and how to raise it.
-func failed(ctx context.Context, diags *diag.Diagnostics, summary string, err error) {
-	msg := err.Error()
-	if object.OutOfTime(ctx, err) {
-		msg += fmt.Sprintf(" — not done within %s. %s", object.Budget(ctx, defaultTimeout), object.TimeoutHint(ctx))
-	}
-	diags.AddError(summary, msg)
-}
-
-func (r *releaseResource[T, P]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m T
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
-		return
-	}
-	ctx, cancel, diags := withTimeout(ctx, P(&m).release(), "create")
-	defer cancel()
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(r.apply(ctx, &m, false)...)
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	}
-}
-
-func (r *releaseResource[T, P]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var m, prior T
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
-		return
-	}
-	if len(P(&prior).release().Drift.Elements()) == 0 && settingsOnly(req.Plan.Raw, req.State.Raw, req.Config.Raw) {
-		keepSettings(P(&prior).release(), P(&m).release())
-		resp.Diagnostics.Append(resp.State.Set(ctx, &prior)...) // no Helm operation: nothing in the cluster changes
-		return
-	}
-	ctx, cancel, diags := withTimeout(ctx, P(&m).release(), "update")
-	defer cancel()
-	resp.Diagnostics.Append(diags...)
-	resp.Diagnostics.Append(r.apply(ctx, &m, true)...)
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	}
-}
-
 // apply installs or upgrades the release as m says and fills in the
 // computed attributes.
-func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) diag.Diagnostics {
+func (r *helmBackend[T, P]) apply(ctx context.Context, _ tfsdk.Config, m *T, update bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	b := P(m).release()
-	rel := r.withLogs(ctx, r.handle(m))
-	if diags.Append(r.checkConflicts(ctx, m, "")...); diags.HasError() {
-		return diags
-	}
-	src := r.source(b)
+	rel := handle(ctx, r.client, b)
+	src := chartSource(r.spec.Chart, b)
 	load := helm.LoadChart
 	if r.spec.Load != nil {
 		load = func(src helm.Source) (*chart.Chart, error) { return r.spec.Load(src, m) }
@@ -486,7 +274,7 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 		diags.AddError(fmt.Sprintf("Invalid %s values", r.spec.Chart.Product), err.Error())
 		return diags
 	}
-	opts := helm.Options{Chart: ch, Values: vals, Timeout: helmTimeout(ctx)}
+	opts := helm.Options{Chart: ch, Values: vals, Timeout: opTimeout(ctx)}
 	if r.spec.Omit != nil {
 		opts.Omit = r.spec.Omit(m)
 	}
@@ -510,10 +298,10 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 				rel.ID(), helm.Summary(existing), rel.ID()))
 		return diags
 	case found:
-		opts.Timeout = helmTimeout(ctx) // Prepare took its share
+		opts.Timeout = opTimeout(ctx) // Prepare took its share
 		out, err = rel.Upgrade(ctx, opts)
 	default:
-		opts.Timeout = helmTimeout(ctx)
+		opts.Timeout = opTimeout(ctx)
 		out, err = rel.Install(ctx, opts)
 	}
 	if err != nil {
@@ -538,26 +326,20 @@ func (r *releaseResource[T, P]) apply(ctx context.Context, m *T, update bool) di
 	return diags
 }
 
-func (r *releaseResource[T, P]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var m T
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || r.notConnected(&resp.Diagnostics, true) {
-		return
-	}
-	b := P(&m).release()
-	rel := r.withLogs(ctx, r.handle(&m))
+func (r *helmBackend[T, P]) read(ctx context.Context, m *T, importing bool) (bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	b := P(m).release()
+	rel := handle(ctx, r.client, b)
 	cur, found, err := rel.Get(ctx)
 	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Reading release %s failed", rel.ID()), err.Error())
-		return
+		diags.AddError(fmt.Sprintf("Reading release %s failed", rel.ID()), err.Error())
+		return false, diags
 	}
 	if !found {
-		resp.State.RemoveResource(ctx) // uninstalled out of band: plan installs again
-		return
+		return false, diags
 	}
-	importing := b.Version.IsNull()
 	if importing {
-		r.fromRelease(&m, cur)
+		r.fromRelease(m, cur)
 	}
 	if v := cur.Chart.Metadata.Version; strings.TrimPrefix(b.Version.ValueString(), "v") != strings.TrimPrefix(v, "v") {
 		b.Version = types.StringValue(v) // upgraded or rolled back out of band
@@ -565,35 +347,35 @@ func (r *releaseResource[T, P]) Read(ctx context.Context, req resource.ReadReque
 	start := time.Now()
 	rep, err := rel.Drift(ctx, cur)
 	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Checking release %s for drift failed", rel.ID()), err.Error())
-		return
+		diags.AddError(fmt.Sprintf("Checking release %s for drift failed", rel.ID()), err.Error())
+		return false, diags
 	}
 	if !importing {
-		rep.Lines = append(rep.Lines, r.valuesDrift(&m, cur)...)
+		rep.Lines = append(rep.Lines, r.valuesDrift(m, cur)...)
 	}
 	if r.spec.Drift != nil {
-		lines, err := r.spec.Drift(ctx, r.client, &m)
+		lines, err := r.spec.Drift(ctx, r.client, m)
 		if err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("Checking release %s for drift failed", rel.ID()), err.Error())
-			return
+			diags.AddError(fmt.Sprintf("Checking release %s for drift failed", rel.ID()), err.Error())
+			return false, diags
 		}
 		rep.Lines = append(rep.Lines, lines...)
 	}
 	tflog.Info(ctx, fmt.Sprintf("drift check of %s: %d objects, %d drifted fields, in %s",
 		helm.Summary(cur), rep.Objects, len(rep.Lines), time.Since(start).Round(time.Millisecond)))
 	for _, u := range rep.Unchecked {
-		resp.Diagnostics.AddWarning(fmt.Sprintf("An object of release %s could not be checked for drift", rel.ID()), u)
+		diags.AddWarning(fmt.Sprintf("An object of release %s could not be checked for drift", rel.ID()), u)
 	}
 	b.ID = types.StringValue(rel.ID())
 	b.Drift = stringList(rep.Lines)
 	b.Revision = types.Int64Value(int64(cur.Version))
 	b.Status = types.StringValue(cur.Info.Status.String())
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	return true, diags
 }
 
 // valuesDrift reports a release whose values are not what the configuration
 // gives (someone ran helm upgrade with other values).
-func (r *releaseResource[T, P]) valuesDrift(m *T, cur *release.Release) []string {
+func (r *helmBackend[T, P]) valuesDrift(m *T, cur *release.Release) []string {
 	if cur.Chart == nil {
 		return nil
 	}
@@ -620,7 +402,7 @@ func canonical(v map[string]any) string {
 }
 
 // fromRelease sets the configuration attributes from a release (import).
-func (r *releaseResource[T, P]) fromRelease(m *T, rel *release.Release) {
+func (r *helmBackend[T, P]) fromRelease(m *T, rel *release.Release) {
 	b := P(m).release()
 	b.Namespace, b.Name = types.StringValue(rel.Namespace), types.StringValue(rel.Name)
 	b.Version = types.StringValue(rel.Chart.Metadata.Version)
@@ -631,29 +413,23 @@ func (r *releaseResource[T, P]) fromRelease(m *T, rel *release.Release) {
 	}
 }
 
-func (r *releaseResource[T, P]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m T
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
-		return
-	}
-	b := P(&m).release()
-	ctx, cancel, diags := withTimeout(ctx, b, "delete")
-	defer cancel()
-	resp.Diagnostics.Append(diags...)
-	rel := r.withLogs(ctx, r.handle(&m))
-	if err := rel.Uninstall(ctx, b.RemoveCRDs.ValueBool(), helmTimeout(ctx)); err != nil {
-		failed(ctx, &resp.Diagnostics, fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err)
-		return
+func (r *helmBackend[T, P]) uninstall(ctx context.Context, m *T) diag.Diagnostics {
+	var diags diag.Diagnostics
+	b := P(m).release()
+	rel := handle(ctx, r.client, b)
+	if err := rel.Uninstall(ctx, b.RemoveCRDs.ValueBool(), opTimeout(ctx)); err != nil {
+		failed(ctx, &diags, fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err)
+		return diags
 	}
 	if r.spec.Cleanup != nil {
-		if err := r.spec.Cleanup(ctx, r.client, &m); err != nil {
-			failed(ctx, &resp.Diagnostics, fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err)
+		if err := r.spec.Cleanup(ctx, r.client, m); err != nil {
+			failed(ctx, &diags, fmt.Sprintf("Uninstalling %s failed", r.spec.Chart.Product), err)
 		}
 	}
+	return diags
 }
 
-func (r *releaseResource[T, P]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+func (r *helmBackend[T, P]) importState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	ref, err := kube.ParseImportID(req.ID, true)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid import ID", strings.Replace(err.Error(), `"namespace/name"`, `"namespace/release"`, 1))
@@ -662,16 +438,4 @@ func (r *releaseResource[T, P]) ImportState(ctx context.Context, req resource.Im
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ref.String())...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ref.Namespace)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), ref.Name)...)
-}
-
-// ---- validators ----------------------------------------------------------
-
-type nonEmpty struct{}
-
-func (nonEmpty) Description(context.Context) string         { return "must not be empty" }
-func (nonEmpty) MarkdownDescription(context.Context) string { return "must not be empty" }
-func (nonEmpty) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if !req.ConfigValue.IsNull() && !req.ConfigValue.IsUnknown() && strings.TrimSpace(req.ConfigValue.ValueString()) == "" {
-		resp.Diagnostics.AddAttributeError(req.Path, "Empty value", req.Path.String()+" must not be empty")
-	}
 }

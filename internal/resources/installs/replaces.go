@@ -16,9 +16,9 @@ import (
 // is created before the old one is destroyed, so its conflict rules must
 // not hold the old one, still live, against it (helm.Install.Replaces).
 // Terraform plans a replacement twice, the second time as a create without
-// the prior state, so the first plan remembers it for the second. Every
-// install resource (the Helm releases and the MPI Operator's manifests)
-// asks here.
+// the prior state, so the first plan remembers it for the second. The
+// install engine (install.go) asks here for every install, whatever its
+// back end.
 
 // replacement is a planned install's ID ("namespace/name") in one provider
 // run (its client).

@@ -3,6 +3,7 @@ package installs
 import (
 	"context"
 	"fmt"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"sort"
 	"strings"
 
@@ -22,19 +23,12 @@ type trainerModel struct {
 	DefaultRuntimes types.Bool `tfsdk:"default_runtimes"`
 }
 
-// trainerResource is the generic release resource plus Trainer's default
+// NewTrainer is aiplatform_trainer: a Helm release plus Trainer's default
 // runtimes, which the provider applies itself (the chart's hook Jobs that
-// would need internet access are never rendered): applied after the
-// release, compared at every refresh (their drift is part of `drift`),
-// deleted before it.
-type trainerResource struct {
-	*releaseResource[trainerModel, *trainerModel]
-}
-
-// NewTrainer is aiplatform_trainer.
-func NewTrainer() resource.Resource {
-	return &trainerResource{&releaseResource[trainerModel, *trainerModel]{spec: trainerSpec}}
-}
+// would need internet access are never rendered) in the release's hooks:
+// applied after the release, compared at every refresh (their drift is part
+// of `drift`), deleted before it.
+func NewTrainer() resource.Resource { return newRelease[trainerModel](trainerSpec) }
 
 var trainerSpec = chartSpec[trainerModel]{
 	TypeName: "trainer",
@@ -78,6 +72,25 @@ var trainerSpec = chartSpec[trainerModel]{
 		m.DefaultRuntimes = types.BoolValue(false) // set from the cluster by Read
 	},
 	Validate: validateTrainer,
+	Hooks: hooks[trainerModel]{
+		Check: checkTrainerChart,
+		After: func(ctx context.Context, c *kube.Client, m, prior *trainerModel) diag.Diagnostics {
+			switch {
+			case m.DefaultRuntimes.ValueBool():
+				return trainerRuntimes(ctx, c, m, true)
+			case prior != nil && prior.DefaultRuntimes.ValueBool():
+				return trainerRuntimes(ctx, c, m, false)
+			}
+			return nil
+		},
+		Refresh: refreshTrainerRuntimes,
+		BeforeDelete: func(ctx context.Context, c *kube.Client, m *trainerModel) diag.Diagnostics {
+			if m.DefaultRuntimes.ValueBool() {
+				return trainerRuntimes(ctx, c, m, false)
+			}
+			return nil
+		},
+	},
 }
 
 func validateTrainer(m *trainerModel) diag.Diagnostics {
@@ -111,14 +124,14 @@ func validateTrainer(m *trainerModel) diag.Diagnostics {
 	return diags
 }
 
-// checkChart refuses install_jobset with a chart that cannot install
+// checkTrainerChart refuses install_jobset with a chart that cannot install
 // JobSet: Helm's SDK would install the release without it, silently.
-func (r *trainerResource) checkChart(m *trainerModel) diag.Diagnostics {
+func checkTrainerChart(m *trainerModel) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if !m.InstallJobSet.ValueBool() {
 		return diags
 	}
-	src := r.source(&m.releaseModel)
+	src := chartSource(helm.Trainer, &m.releaseModel)
 	ch, err := helm.LoadChart(src)
 	if err != nil {
 		diags.AddAttributeError(path.Root("chart"), "Cannot load the Kubeflow Trainer chart", err.Error())
@@ -134,52 +147,10 @@ func (r *trainerResource) checkChart(m *trainerModel) diag.Diagnostics {
 	return diags
 }
 
-func (r *trainerResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m trainerModel
-	if resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...); resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
-		return
-	}
-	if resp.Diagnostics.Append(r.checkChart(&m)...); resp.Diagnostics.HasError() {
-		return
-	}
-	// One budget for the release and the runtimes after it.
-	ctx, cancel, diags := withTimeout(ctx, &m.releaseModel, "create")
-	defer cancel()
-	resp.Diagnostics.Append(diags...)
-	r.releaseResource.Create(ctx, req, resp)
-	if resp.Diagnostics.HasError() || !m.DefaultRuntimes.ValueBool() {
-		return
-	}
-	resp.Diagnostics.Append(r.runtimes(ctx, &m, true)...)
-}
-
-func (r *trainerResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var m, prior trainerModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
-	if resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
-		return
-	}
-	if resp.Diagnostics.Append(r.checkChart(&m)...); resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel, diags := withTimeout(ctx, &m.releaseModel, "update")
-	defer cancel()
-	resp.Diagnostics.Append(diags...)
-	r.releaseResource.Update(ctx, req, resp)
-	switch {
-	case resp.Diagnostics.HasError():
-	case m.DefaultRuntimes.ValueBool():
-		resp.Diagnostics.Append(r.runtimes(ctx, &m, true)...)
-	case prior.DefaultRuntimes.ValueBool():
-		resp.Diagnostics.Append(r.runtimes(ctx, &m, false)...)
-	}
-}
-
-// runtimes applies (or deletes) the release's default runtimes.
-func (r *trainerResource) runtimes(ctx context.Context, m *trainerModel, apply bool) diag.Diagnostics {
+// trainerRuntimes applies (or deletes) the release's default runtimes.
+func trainerRuntimes(ctx context.Context, c *kube.Client, m *trainerModel, apply bool) diag.Diagnostics {
 	var diags diag.Diagnostics
-	rel := r.withLogs(ctx, r.handle(m))
+	rel := handle(ctx, c, &m.releaseModel)
 	objs, found, err := rel.TrainerRuntimes(ctx)
 	switch {
 	case err == nil && !found && apply:
@@ -204,40 +175,30 @@ func (r *trainerResource) runtimes(ctx context.Context, m *trainerModel, apply b
 	return diags
 }
 
-func (r *trainerResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var prior trainerModel
-	if resp.Diagnostics.Append(req.State.Get(ctx, &prior)...); resp.Diagnostics.HasError() {
-		return
-	}
-	importing := prior.Version.IsNull()
-	r.releaseResource.Read(ctx, req, resp)
-	if resp.Diagnostics.HasError() || resp.State.Raw.IsNull() || r.client == nil {
-		return
-	}
-	var m trainerModel
-	if resp.Diagnostics.Append(resp.State.Get(ctx, &m)...); resp.Diagnostics.HasError() {
-		return
-	}
+// refreshTrainerRuntimes adds the default runtimes' drift to m's (import:
+// sets default_runtimes from whether they are there).
+func refreshTrainerRuntimes(ctx context.Context, c *kube.Client, m *trainerModel, importing bool) diag.Diagnostics {
+	var diags diag.Diagnostics
 	if !importing && !m.DefaultRuntimes.ValueBool() {
-		return
+		return diags
 	}
-	rel := r.withLogs(ctx, r.handle(&m))
+	rel := handle(ctx, c, &m.releaseModel)
 	objs, found, err := rel.TrainerRuntimes(ctx)
 	if err != nil || !found {
 		if err != nil && !importing {
-			resp.Diagnostics.AddAttributeError(path.Root("default_runtimes"), "Cannot render the default runtimes", err.Error())
+			diags.AddAttributeError(path.Root("default_runtimes"), "Cannot render the default runtimes", err.Error())
 		}
-		return
+		return diags
 	}
 	lines, present, unchecked := rel.RuntimesDrift(ctx, objs)
 	if importing {
 		m.DefaultRuntimes = types.BoolValue(present > 0)
 		if present == 0 {
-			return
+			return diags
 		}
 	}
 	for _, u := range unchecked {
-		resp.Diagnostics.AddWarning(fmt.Sprintf("A default runtime of release %s could not be checked for drift", rel.ID()), u)
+		diags.AddWarning(fmt.Sprintf("A default runtime of release %s could not be checked for drift", rel.ID()), u)
 	}
 	all := make([]string, 0, len(m.Drift.Elements())+len(lines))
 	for _, v := range m.Drift.Elements() {
@@ -248,21 +209,5 @@ func (r *trainerResource) Read(ctx context.Context, req resource.ReadRequest, re
 	all = append(all, lines...)
 	sort.Strings(all)
 	m.Drift = stringList(all)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func (r *trainerResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var m trainerModel
-	if resp.Diagnostics.Append(req.State.Get(ctx, &m)...); resp.Diagnostics.HasError() || r.notConfigured(&resp.Diagnostics) {
-		return
-	}
-	ctx, cancel, diags := withTimeout(ctx, &m.releaseModel, "delete")
-	defer cancel()
-	resp.Diagnostics.Append(diags...)
-	if m.DefaultRuntimes.ValueBool() {
-		if resp.Diagnostics.Append(r.runtimes(ctx, &m, false)...); resp.Diagnostics.HasError() {
-			return
-		}
-	}
-	r.releaseResource.Delete(ctx, req, resp)
+	return diags
 }

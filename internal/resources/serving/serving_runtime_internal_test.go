@@ -33,7 +33,7 @@ func testRuntime() *servingRuntimeModel {
 			ContextLength: types.Int64Value(32768), KVCacheBytesPerToken: types.Int64Value(131072), AttentionHeads: types.Int64Value(32), KVHeads: types.Int64Value(8)},
 		GPUsPerReplica: types.Int64Value(1), GPUMemory: str("81559Mi"), ReserveFraction: types.Float64Value(0.1), OverheadBytesPerGPU: types.Int64Value(1 << 30),
 		LoadBytesPerSecond: types.Int64Null(), Port: types.Int64Value(8080), LivenessPath: str("/health"), ReadinessPath: str("/v1/models"),
-		ModelCache: &deployCache{Mode: str("pvc"), ClaimName: str("cache"), HostPath: types.StringNull(), SubPath: str("rev"), MountPath: str("/mnt/models")},
+		ModelCache: &deployCache{Mode: str("pvc"), ClaimName: str("cache"), HostPath: types.StringNull(), SubPath: str("rev"), MountPath: str("/mnt/model-cache")},
 		Fit:        types.StringUnknown(), MaxConcurrency: types.Int64Unknown(), EstimatedLoadSeconds: types.Int64Unknown(), StartupFailureThreshold: types.Int64Unknown(),
 	}
 }

@@ -39,6 +39,12 @@ var notInRuntime = []struct {
 	{"security_context", func(t *podtemplate.Template) bool { return t.SecurityContext != nil }, "the InferenceService's spec.predictor.securityContext (a container's security_context is kept)"},
 }
 
+// kserveModelDir is where KServe mounts a predictor's model
+// (constants.DefaultModelLocalMountPath), checked against the pod by the
+// test environment's KServe manager: a cache mounted there too is refused
+// by the API server.
+const kserveModelDir = "/mnt/models"
+
 func validateServingRuntime(m *servingRuntimeModel) diag.Diagnostics {
 	d := m.server()
 	d.Name = types.StringNull() // no Service of the runtime's name
@@ -47,6 +53,13 @@ func validateServingRuntime(m *servingRuntimeModel) diag.Diagnostics {
 	}
 	diags := validateModelDeployment(d)
 	diags.Append(validateFormats(m.ModelFormats)...)
+	if c := m.ModelCache; c != nil && object.Known(c.MountPath) && strings.TrimRight(c.MountPath.ValueString(), "/") == kserveModelDir {
+		diags.AddAttributeError(path.Root("model_cache").AtName("mount_path"), "Mount path taken by KServe",
+			"model_cache.mount_path: KServe mounts its own model directory at "+kserveModelDir+" in every predictor pod (the storage "+
+				"initializer's download or, without storageUri, the model agent's); a second mount at that path makes the pod invalid "+
+				"(\"must be unique\") and the predictor's Deployment never gets a pod. Mount the cache elsewhere, e.g. /mnt/model-cache, "+
+				"and point the server's --model there.")
+	}
 	if t := m.Template; t != nil {
 		at := path.Root("template")
 		for _, f := range notInRuntime {

@@ -99,7 +99,7 @@ resource "aiplatform_serving_runtime" "r" {
     containers = [{
       name   = "kserve-container"
       image  = "vllm/vllm-openai:v0.9.0"
-      args   = ["--model", "/mnt/models", "--port", "8080", "--served-model-name", "{{.Name}}", "--max-model-len", "32768"]
+      args   = ["--model", "/mnt/model-cache", "--port", "8080", "--served-model-name", "{{.Name}}", "--max-model-len", "32768"]
       env = [
         { name = "HF_TOKEN", value_from = { secret_key_ref = { name = "hf-token", key = "token" } } },
         { name = "VLLM_LOGGING_LEVEL", value = "INFO" },
@@ -124,7 +124,7 @@ resource "aiplatform_serving_runtime" "r" {
     mode       = "node_local"
     host_path  = "/var/lib/model-cache/default/llama-8b"
     sub_path   = "main-0123abcd"
-    mount_path = "/mnt/models"
+    mount_path = "/mnt/model-cache"
   }
   #extra
 }
@@ -150,8 +150,8 @@ func runtimeHas(o acctest.Object, env *testenv.Env, threshold int64) resource.Te
 		if got := fmt.Sprint(object(c, "resources", "requests", "nvidia.com/gpu")); got != "1" {
 			return fmt.Errorf("GPU request %s, want 1 (the request map is given, so the GPUs go in it too)", got)
 		}
-		if mounts := fmt.Sprint(c["volumeMounts"]); !strings.Contains(mounts, "mountPath:/mnt/models") || !strings.Contains(mounts, "readOnly:true") {
-			return fmt.Errorf("mounts %s, want /mnt/models read-only", mounts)
+		if mounts := fmt.Sprint(c["volumeMounts"]); !strings.Contains(mounts, "mountPath:/mnt/model-cache") || !strings.Contains(mounts, "readOnly:true") {
+			return fmt.Errorf("mounts %s, want /mnt/model-cache read-only", mounts)
 		}
 		if vols := fmt.Sprint(spec["volumes"]); !strings.Contains(vols, "path:/var/lib/model-cache/default/llama-8b/main-0123abcd type:Directory") {
 			return fmt.Errorf("volumes %s", vols)
@@ -379,6 +379,9 @@ func TestAccServingRuntimeValidation(t *testing.T) {
 			plan(acctest.ErrorMatching("Probe set by the resource", "template.containers[0].startup_probe"),
 				server, server+"\n      startup_probe = { http_get = { path = \"/health\", port = \"8080\" } }"),
 			plan(acctest.ErrorMatching("model_cache.claim_name", "mode pvc mounts the cache's claim"), `mode       = "node_local"`, `mode = "pvc"`),
+			// KServe's own model directory.
+			plan(acctest.ErrorMatching("Mount path taken by KServe", "model_cache.mount_path: KServe mounts its own model directory at /mnt/models"),
+				`mount_path = "/mnt/model-cache"`, `mount_path = "/mnt/models/"`),
 		},
 	})
 	for _, o := range []acctest.Object{clusterRuntimeObject("bad"), runtimeObject("default", "bad")} {

@@ -24,7 +24,7 @@ func predictorHas(pool string, containers []corev1.Container, volumes []corev1.V
 	if c.Image != "vllm/vllm-openai:v0.9.0" {
 		return fmt.Errorf("image %s", c.Image)
 	}
-	if args := strings.Join(c.Args, " "); !strings.Contains(args, "--served-model-name llama") || !strings.Contains(args, "--model /mnt/models") {
+	if args := strings.Join(c.Args, " "); !strings.Contains(args, "--served-model-name llama") || !strings.Contains(args, "--model /mnt/model-cache") {
 		return fmt.Errorf("args %q, want the runtime's with {{.Name}} = llama", args)
 	}
 	if q := c.Resources.Limits["nvidia.com/gpu"]; q.Value() != 1 {
@@ -35,12 +35,12 @@ func predictorHas(pool string, containers []corev1.Container, volumes []corev1.V
 	}
 	mounted := false
 	for _, m := range c.VolumeMounts {
-		if m.Name == "model-cache" && m.MountPath == "/mnt/models" && m.ReadOnly {
+		if m.Name == "model-cache" && m.MountPath == "/mnt/model-cache" && m.ReadOnly {
 			mounted = true
 		}
 	}
 	if !mounted {
-		return fmt.Errorf("mounts %v, want model-cache read-only at /mnt/models", c.VolumeMounts)
+		return fmt.Errorf("mounts %v, want model-cache read-only at /mnt/model-cache", c.VolumeMounts)
 	}
 	found := false
 	for _, v := range volumes {

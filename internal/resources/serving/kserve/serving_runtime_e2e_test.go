@@ -38,7 +38,7 @@ resource "aiplatform_serving_runtime" "vllm" {
     containers = [{
       name     = "kserve-container"
       image    = "vllm/vllm-openai:v0.9.0"
-      args     = ["--model", "/mnt/models", "--port", "8080", "--served-model-name", "{{.Name}}", "--max-model-len", "32768"]
+      args     = ["--model", "/mnt/model-cache", "--port", "8080", "--served-model-name", "{{.Name}}", "--max-model-len", "32768"]
       env      = [{ name = "HF_TOKEN", value_from = { secret_key_ref = { name = "hf-token", key = "token", optional = true } } }]
       requests = { cpu = "4", memory = "32Gi" }
       limits   = { cpu = "8", memory = "48Gi" }
@@ -59,7 +59,7 @@ resource "aiplatform_serving_runtime" "vllm" {
     mode       = "node_local"
     host_path  = "/var/lib/model-cache/default/llama-8b"
     sub_path   = "main-0123abcd"
-    mount_path = "/mnt/models"
+    mount_path = "/mnt/model-cache"
   }
 }
 `, poolLabel)

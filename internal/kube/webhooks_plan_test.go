@@ -1,0 +1,99 @@
+package kube
+
+import (
+	"context"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+)
+
+// fakeProbeClient is a Client over fakes serving core v1 pods and batch v1
+// jobs, with the namespaces given: for the mapping from a webhook's rules and
+// selectors to the probe's requests.
+func fakeProbeClient(t *testing.T, namespaces ...*corev1.Namespace) *Client {
+	t.Helper()
+	var objs []runtime.Object
+	for _, n := range namespaces {
+		objs = append(objs, n)
+	}
+	typed := fake.NewClientset(objs...)
+	typed.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", Namespaced: true, Kind: "Pod"}, {Name: "namespaces", Kind: "Namespace"}}},
+		{GroupVersion: "batch/v1", APIResources: []metav1.APIResource{{Name: "jobs", Namespaced: true, Kind: "Job"}}},
+	}
+	c := &Client{rest: &rest.Config{Host: "https://127.0.0.1:1"}}
+	c.once.Do(func() {}) // the fakes below, never a real connection
+	c.typed, c.dyn = typed, dynfake.NewSimpleDynamicClient(runtime.NewScheme())
+	return c
+}
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/metadata.name": name}}}
+}
+
+// Kueue's job webhook: its namespaceSelector leaves out kueue-system and
+// kube-system, its rules name batch/v1 jobs (served) and kubeflow.org
+// mpijobs (not served here), and an UPDATE-only rule.
+func TestPlanKueueLikeWebhook(t *testing.T) {
+	c := fakeProbeClient(t, namespace("kueue-system"), namespace("kube-system"), namespace("team-a"))
+	env, err := c.newProbeEnv(context.Background(), "kueue-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hook{config: "MutatingWebhookConfiguration kueue-mutating-webhook-configuration", kind: mutatingProbe, name: "mjob.kb.io",
+		nsSel: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "kueue-system"}}}},
+		rules: []admissionv1.RuleWithOperations{
+			{Operations: []admissionv1.OperationType{admissionv1.Update}, Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}},
+			{Operations: []admissionv1.OperationType{admissionv1.Create}, Rule: admissionv1.Rule{APIGroups: []string{"kubeflow.org"}, APIVersions: []string{"v2beta1"}, Resources: []string{"mpijobs"}}},
+			{Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update}, Rule: admissionv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs", "jobs/status"}}},
+		}}
+	p, why := env.plan(context.Background(), h)
+	if p == nil {
+		t.Fatalf("no probe: %s", why)
+	}
+	if len(p.targets) != 1 {
+		t.Fatalf("targets %v, want batch/v1 jobs only", p.targets)
+	}
+	tg := p.targets[0]
+	if tg.gvr.Group != "batch" || tg.gvr.Resource != "jobs" || tg.namespace != "team-a" {
+		t.Errorf("target %s in %q, want batch/v1 jobs in team-a (default does not exist, kueue-system is left out)", tg.gvr, tg.namespace)
+	}
+	if tg.obj.GetKind() != "Job" || tg.obj.GetNamespace() != "team-a" || len(tg.obj.GetName()) <= len(probeName) || tg.obj.GetName()[:len(probeName)] != probeName {
+		t.Errorf("object %s %s/%s", tg.obj.GetKind(), tg.obj.GetNamespace(), tg.obj.GetName())
+	}
+}
+
+// LWS's pod webhook: its objectSelector needs the group-name label, which
+// the probe pod carries; a webhook whose rules name nothing served cannot
+// be probed, and says why.
+func TestPlanLWSPodWebhook(t *testing.T) {
+	c := fakeProbeClient(t, namespace("default"), namespace("lws-system"))
+	env, err := c.newProbeEnv(context.Background(), "lws-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{admissionv1.Create}, Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}}
+	h := hook{kind: validatingProbe, name: "vpod.kb.io", rules: pods,
+		objSel: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "leaderworkerset.sigs.k8s.io/name", Operator: metav1.LabelSelectorOpExists}}}}
+	p, why := env.plan(context.Background(), h)
+	if p == nil {
+		t.Fatalf("no probe: %s", why)
+	}
+	obj := p.targets[0].obj
+	if p.targets[0].namespace != "default" || obj.GetLabels()["leaderworkerset.sigs.k8s.io/name"] == "" {
+		t.Errorf("pod in %q with labels %v", p.targets[0].namespace, obj.GetLabels())
+	}
+	unserved := hook{kind: mutatingProbe, name: "mleaderworkerset.kb.io", rules: []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{admissionv1.Create},
+		Rule: admissionv1.Rule{APIGroups: []string{"leaderworkerset.x-k8s.io"}, APIVersions: []string{"v1"}, Resources: []string{"leaderworkersets"}}}}}
+	if p, why := env.plan(context.Background(), unserved); p != nil || why == "" {
+		t.Errorf("a webhook on an unserved resource planned %v (%q)", p, why)
+	}
+}

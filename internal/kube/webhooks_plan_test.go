@@ -2,11 +2,13 @@ package kube
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynfake "k8s.io/client-go/dynamic/fake"
@@ -95,5 +97,42 @@ func TestPlanLWSPodWebhook(t *testing.T) {
 		Rule: admissionv1.Rule{APIGroups: []string{"leaderworkerset.x-k8s.io"}, APIVersions: []string{"v1"}, Resources: []string{"leaderworkersets"}}}}}
 	if p, why := env.plan(context.Background(), unserved); p != nil || why == "" {
 		t.Errorf("a webhook on an unserved resource planned %v (%q)", p, why)
+	}
+}
+
+// KServe's chart without cert-manager: its configurations still carry
+// cert-manager's inject-ca-from annotation, but with cert-manager's objects
+// left out (callerCA) nothing injects a CA until the caller does, so the
+// release's wait leaves them alone (probing them waited out the timeout on
+// x509 errors); without callerCA the same webhook is probed.
+func TestWaitWebhooksLeavesCallerCAWebhooks(t *testing.T) {
+	c := fakeProbeClient(t, namespace("default"), namespace("kserve"))
+	fail := admissionv1.Fail
+	cfg := &admissionv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "trainedmodel.serving.kserve.io", Annotations: map[string]string{"cert-manager.io/inject-ca-from": "kserve/serving-cert"}},
+		Webhooks: []admissionv1.ValidatingWebhook{{Name: "trainedmodel.kserve-webhook-server.validator", FailurePolicy: &fail,
+			ClientConfig: admissionv1.WebhookClientConfig{Service: &admissionv1.ServiceReference{Namespace: "kserve", Name: "kserve-webhook-server-service"}},
+			Rules: []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{admissionv1.Create},
+				Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}}}},
+	}
+	if _, err := c.typed.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(context.Background(), cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("admissionregistration.k8s.io/v1")
+	obj.SetKind("ValidatingWebhookConfiguration")
+	obj.SetName(cfg.Name)
+	var said []string
+	if err := c.WaitWebhooks(context.Background(), []*unstructured.Unstructured{obj}, "kserve", true, func(m string) { said = append(said, m) }); err != nil {
+		t.Fatalf("callerCA: %v", err)
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "not probed yet: it has no caBundle") {
+		t.Errorf("callerCA: progress %q, want the webhook named as left to the caller", said)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	said = nil
+	if err := c.WaitWebhooks(ctx, []*unstructured.Unstructured{obj}, "kserve", false, func(m string) { said = append(said, m) }); err == nil {
+		t.Errorf("without callerCA the webhook was not probed (progress %q)", said)
 	}
 }

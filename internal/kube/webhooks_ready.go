@@ -34,10 +34,6 @@ import (
 // answering.
 const webhookPoll = 500 * time.Millisecond
 
-// certManagerInject is the annotation with which cert-manager's CA injector
-// fills a webhook configuration's caBundle.
-const certManagerInject = "cert-manager.io/inject-ca-from"
-
 // hook is one mutating or validating webhook of a configuration.
 type hook struct {
 	config        string
@@ -47,7 +43,6 @@ type hook struct {
 	rules         []admissionv1.RuleWithOperations
 	ignore        bool // failurePolicy Ignore
 	nsSel, objSel *metav1.LabelSelector
-	injected      bool // cert-manager fills its caBundle
 }
 
 func (h hook) what() string { return fmt.Sprintf("%s %s (%s)", h.kind, h.name, h.config) }
@@ -91,8 +86,9 @@ type probe struct {
 // version. Webhooks that cannot be probed are named in progress and not
 // waited for: failurePolicy Ignore (a request passes whether or not it
 // answers), rules that name no resource the API server serves, and, with
-// callerCA, a Service client without a caBundle that cert-manager does not
-// inject (the caller injects the CA after this: WaitServiceWebhooks then).
+// callerCA, a Service client without a caBundle (the caller injects the CA
+// after this: WaitServiceWebhooks then; a cert-manager annotation on the
+// configuration does not count, cert-manager's objects being left out).
 // Without callerCA such a webhook is probed like any other: controllers that
 // rotate their own certificate (LWS, Kueue, JobSet, the Trainer) inject the
 // CA once they run, and until then the API server's calls fail (x509), which
@@ -130,7 +126,13 @@ func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstruct
 	}
 	var now []hook
 	for _, h := range hooks {
-		if callerCA && h.cc.Service != nil && len(h.cc.CABundle) == 0 && !h.injected {
+		// With cert-manager's objects left out, the configurations may
+		// still ask cert-manager's injector for their CA (KServe's carry
+		// cert-manager.io/inject-ca-from whatever its values say), but no
+		// injector and no Certificate are there to answer: until the caller
+		// injects the CA every call fails x509, so probing here would only
+		// wait out the timeout (it did, for KServe's 7 webhooks).
+		if callerCA && h.cc.Service != nil && len(h.cc.CABundle) == 0 {
 			say(progress, "%s: not probed yet: it has no caBundle, and its CA is injected after the install", h.what())
 			continue
 		}
@@ -175,8 +177,7 @@ func mutatingHooks(cfg *admissionv1.MutatingWebhookConfiguration) []hook {
 	var out []hook
 	for _, w := range cfg.Webhooks {
 		out = append(out, hook{config: "MutatingWebhookConfiguration " + cfg.Name, kind: mutatingProbe, name: w.Name, cc: w.ClientConfig, rules: w.Rules,
-			ignore: w.FailurePolicy != nil && *w.FailurePolicy == admissionv1.Ignore, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector,
-			injected: cfg.Annotations[certManagerInject] != ""})
+			ignore: w.FailurePolicy != nil && *w.FailurePolicy == admissionv1.Ignore, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector})
 	}
 	return out
 }
@@ -185,8 +186,7 @@ func validatingHooks(cfg *admissionv1.ValidatingWebhookConfiguration) []hook {
 	var out []hook
 	for _, w := range cfg.Webhooks {
 		out = append(out, hook{config: "ValidatingWebhookConfiguration " + cfg.Name, kind: validatingProbe, name: w.Name, cc: w.ClientConfig, rules: w.Rules,
-			ignore: w.FailurePolicy != nil && *w.FailurePolicy == admissionv1.Ignore, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector,
-			injected: cfg.Annotations[certManagerInject] != ""})
+			ignore: w.FailurePolicy != nil && *w.FailurePolicy == admissionv1.Ignore, nsSel: w.NamespaceSelector, objSel: w.ObjectSelector})
 	}
 	return out
 }
@@ -493,8 +493,7 @@ func (e *probeEnv) planConversion(ctx context.Context, name string, callerCA boo
 	if crd == nil || crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
 		return nil, ""
 	}
-	if w := crd.Spec.Conversion.Webhook; callerCA && w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil && len(w.ClientConfig.CABundle) == 0 &&
-		crd.Annotations[certManagerInject] == "" {
+	if w := crd.Spec.Conversion.Webhook; callerCA && w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil && len(w.ClientConfig.CABundle) == 0 {
 		return nil, "it has no caBundle, and its CA is injected after the install"
 	}
 	version := ""

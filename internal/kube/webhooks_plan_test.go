@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,7 +15,12 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 )
+
+// denyAccess are the "verb resource" pairs fakeProbeClient's access reviews
+// refuse (set by a test, reset when it ends).
+var denyAccess = map[string]bool{}
 
 // fakeProbeClient is a Client over fakes serving core v1 pods and batch v1
 // jobs, with the namespaces given: for the mapping from a webhook's rules and
@@ -26,6 +32,13 @@ func fakeProbeClient(t *testing.T, namespaces ...*corev1.Namespace) *Client {
 		objs = append(objs, n)
 	}
 	typed := fake.NewClientset(objs...)
+	// Access reviews: allowed unless the test's deny says otherwise.
+	typed.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview).DeepCopy()
+		ra := r.Spec.ResourceAttributes
+		r.Status.Allowed = !denyAccess[ra.Verb+" "+ra.Resource]
+		return true, r, nil
+	})
 	typed.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{
 		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "pods", Namespaced: true, Kind: "Pod"}, {Name: "namespaces", Kind: "Namespace"}}},
 		{GroupVersion: "batch/v1", APIResources: []metav1.APIResource{{Name: "jobs", Namespaced: true, Kind: "Job"}}},
@@ -134,5 +147,44 @@ func TestWaitWebhooksLeavesCallerCAWebhooks(t *testing.T) {
 	said = nil
 	if err := c.WaitWebhooks(ctx, []*unstructured.Unstructured{obj}, "kserve", false, func(m string) { said = append(said, m) }); err == nil {
 		t.Errorf("without callerCA the webhook was not probed (progress %q)", said)
+	}
+}
+
+// An identity that may neither list namespaces nor create pods (an install
+// role of examples/rbac): the probe env gets the candidate namespaces one
+// by one instead of listing them, and a webhook on pods has no probe, the
+// note naming the rule that would let it be probed — no request the
+// identity may not make is made (the RBAC audits fail on any 403).
+func TestPlanWithoutAccess(t *testing.T) {
+	denyAccess = map[string]bool{"list namespaces": true, "create pods": true}
+	t.Cleanup(func() { denyAccess = map[string]bool{} })
+	c := fakeProbeClient(t, namespace("default"), namespace("lws-system"), namespace("team-a"))
+	env, err := c.newProbeEnv(context.Background(), "lws-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range c.typed.(*fake.Clientset).Actions() {
+		if a.GetVerb() == "list" && a.GetResource().Resource == "namespaces" {
+			t.Errorf("namespaces listed without access")
+		}
+	}
+	var names []string
+	for _, n := range env.namespaces {
+		names = append(names, n.Name)
+	}
+	if strings.Join(names, ",") != "default,lws-system" {
+		t.Errorf("namespaces %v, want default,lws-system (got one by one)", names)
+	}
+	pods := []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{admissionv1.Create}, Rule: admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}}
+	p, why := env.plan(context.Background(), hook{kind: mutatingProbe, name: "mpod.kb.io", rules: pods})
+	if p != nil {
+		t.Fatalf("planned %v without create on pods", p.targets)
+	}
+	if !strings.Contains(why, `{apiGroups: [""], resources: ["pods"], verbs: ["create"]}`) {
+		t.Errorf("why %q does not name the rule", why)
+	}
+	jobs := []admissionv1.RuleWithOperations{{Operations: []admissionv1.OperationType{admissionv1.Create}, Rule: admissionv1.Rule{APIGroups: []string{"", "batch"}, APIVersions: []string{"v1"}, Resources: []string{"pods", "jobs"}}}}
+	if p, why := env.plan(context.Background(), hook{kind: mutatingProbe, name: "mjob.kb.io", rules: jobs}); p == nil || len(p.targets) != 1 || p.targets[0].gvr.Resource != "jobs" {
+		t.Errorf("a webhook on pods and jobs, create on jobs only: %v (%q), want the jobs target alone", p, why)
 	}
 }

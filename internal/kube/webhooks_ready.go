@@ -11,7 +11,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -331,6 +330,8 @@ type probeEnv struct {
 	resources  map[string]*metav1.APIResourceList
 	preferred  map[string]string // group → preferred version
 	crds       map[string]*apiextensionsv1.CustomResourceDefinition
+	access     map[accessKey]bool // SelfSubjectAccessReviews asked (webhooks_access.go)
+	denied     []accessKey        // those refused, in order
 }
 
 func (c *Client) newProbeEnv(ctx context.Context, defaultNamespace string) (*probeEnv, error) {
@@ -346,19 +347,26 @@ func (c *Client) newProbeEnv(ctx context.Context, defaultNamespace string) (*pro
 	if err != nil {
 		return nil, err
 	}
-	nsList, err := typed.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-	if apierrors.IsForbidden(err) {
-		// A least-privilege identity may only get namespaces: the two
-		// candidates that come first anyway.
-		nsList, err = &corev1.NamespaceList{}, nil
+	env := &probeEnv{c: c, dyn: dyn, resources: map[string]*metav1.APIResourceList{}, preferred: map[string]string{},
+		crds: map[string]*apiextensionsv1.CustomResourceDefinition{}, access: map[accessKey]bool{}}
+	var nsList *corev1.NamespaceList
+	if env.may(ctx, "list", corev1.SchemeGroupVersion.WithResource("namespaces"), "") {
+		if nsList, err = typed.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
+			return nil, fmt.Errorf("listing namespaces: %w", err)
+		}
+	} else {
+		// A least-privilege identity may only get namespaces (examples/rbac's
+		// install roles: Helm creates the release's): the two candidates
+		// that come first anyway.
+		nsList = &corev1.NamespaceList{}
 		for _, n := range []string{"default", defaultNamespace} {
-			if ns, gerr := typed.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{}); gerr == nil && n != "" {
+			if n == "" || !env.may(ctx, "get", corev1.SchemeGroupVersion.WithResource("namespaces"), "") {
+				continue
+			}
+			if ns, gerr := typed.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{}); gerr == nil && !slices.ContainsFunc(nsList.Items, func(x corev1.Namespace) bool { return x.Name == n }) {
 				nsList.Items = append(nsList.Items, *ns)
 			}
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing namespaces: %w", err)
 	}
 	rank := func(n string) int {
 		switch n {
@@ -381,8 +389,7 @@ func (c *Client) newProbeEnv(ctx context.Context, defaultNamespace string) (*pro
 		}
 		return nss[i].Name < nss[j].Name
 	})
-	env := &probeEnv{c: c, dyn: dyn, namespaces: nss, resources: map[string]*metav1.APIResourceList{}, preferred: map[string]string{},
-		crds: map[string]*apiextensionsv1.CustomResourceDefinition{}}
+	env.namespaces = nss
 	groups, err := typed.Discovery().ServerGroups()
 	if err != nil {
 		return nil, fmt.Errorf("discovery: %w", err)
@@ -443,6 +450,7 @@ func (e *probeEnv) plan(ctx context.Context, h hook) (*probe, string) {
 	}
 	p := &probe{what: h.what(), webhook: h.name, kind: h.kind}
 	seen := map[schema.GroupVersionResource]bool{}
+	mark := len(e.denied)
 	why := "its rules name no resource the API server serves for CREATE"
 	for _, r := range h.rules {
 		if !slices.Contains(r.Operations, admissionv1.Create) && !slices.Contains(r.Operations, admissionv1.OperationAll) {
@@ -474,12 +482,18 @@ func (e *probeEnv) plan(ctx context.Context, h hook) (*probe, string) {
 							continue
 						}
 					}
+					if !e.may(ctx, "create", gvr, ns) {
+						continue
+					}
 					p.targets = append(p.targets, probeTarget{gvr: gvr, namespace: ns, obj: e.object(ctx, gvr, ar.Kind, ns, lbls)})
 				}
 			}
 		}
 	}
 	if len(p.targets) == 0 {
+		if denied := e.deniedSince(mark); denied != "" {
+			return nil, denied
+		}
 		return nil, why
 	}
 	return p, ""
@@ -513,6 +527,10 @@ func (e *probeEnv) planConversion(ctx context.Context, name string, callerCA boo
 			return nil, "no namespace to create a probe in"
 		}
 		ns = e.namespaces[0].Name
+	}
+	mark := len(e.denied)
+	if !e.may(ctx, "list", gvr, "") || !e.may(ctx, "create", gvr, ns) {
+		return nil, e.deniedSince(mark)
 	}
 	lbls, _ := selectorLabels(nil)
 	return &probe{what: "conversion webhook of CRD " + name, kind: conversionProbe,

@@ -135,8 +135,19 @@ func TestWaitWebhooksLeavesCallerCAWebhooks(t *testing.T) {
 	obj.SetAPIVersion("admissionregistration.k8s.io/v1")
 	obj.SetKind("ValidatingWebhookConfiguration")
 	obj.SetName(cfg.Name)
+	svc := &unstructured.Unstructured{}
+	svc.SetAPIVersion("v1")
+	svc.SetKind("Service")
+	svc.SetName("kserve-webhook-server-service") // namespace: the release's
 	var said []string
-	if err := c.WaitWebhooks(context.Background(), []*unstructured.Unstructured{obj}, "kserve", true, func(m string) { said = append(said, m) }); err != nil {
+	// Another install's webhook (its Service not among the objects: a CRD
+	// chart installed before its controller) is not probed either.
+	if err := c.WaitWebhooks(context.Background(), []*unstructured.Unstructured{obj}, "kserve", false, func(m string) { said = append(said, m) }); err != nil ||
+		len(said) != 1 || !strings.Contains(said[0], "which this install does not create") {
+		t.Errorf("a webhook of a Service the install does not create: %v, progress %q", err, said)
+	}
+	said = nil
+	if err := c.WaitWebhooks(context.Background(), []*unstructured.Unstructured{obj, svc}, "kserve", true, func(m string) { said = append(said, m) }); err != nil {
 		t.Fatalf("callerCA: %v", err)
 	}
 	if len(said) != 1 || !strings.Contains(said[0], "not probed yet: it has no caBundle") {
@@ -145,7 +156,7 @@ func TestWaitWebhooksLeavesCallerCAWebhooks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	said = nil
-	if err := c.WaitWebhooks(ctx, []*unstructured.Unstructured{obj}, "kserve", false, func(m string) { said = append(said, m) }); err == nil {
+	if err := c.WaitWebhooks(ctx, []*unstructured.Unstructured{obj, svc}, "kserve", false, func(m string) { said = append(said, m) }); err == nil {
 		t.Errorf("without callerCA the webhook was not probed (progress %q)", said)
 	}
 }

@@ -101,6 +101,16 @@ func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstruct
 	reg := typed.AdmissionregistrationV1()
 	var hooks []hook
 	var crds []string
+	ours := map[string]bool{} // the Services the install creates, "namespace/name"
+	for _, o := range objs {
+		if o.GroupVersionKind().Group == "" && o.GetKind() == "Service" {
+			ns := o.GetNamespace()
+			if ns == "" {
+				ns = defaultNamespace
+			}
+			ours[ns+"/"+o.GetName()] = true
+		}
+	}
 	for _, o := range objs {
 		if o.GroupVersionKind().Group == "apiextensions.k8s.io" && o.GetKind() == "CustomResourceDefinition" {
 			crds = append(crds, o.GetName())
@@ -125,6 +135,10 @@ func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstruct
 	}
 	var now []hook
 	for _, h := range hooks {
+		if svc := h.cc.Service; svc != nil && !ours[svc.Namespace+"/"+svc.Name] {
+			say(progress, "%s: not probed: it calls Service %s/%s, which this install does not create (it is probed with the install that does)", h.what(), svc.Namespace, svc.Name)
+			continue
+		}
 		// With cert-manager's objects left out, the configurations may
 		// still ask cert-manager's injector for their CA (KServe's carry
 		// cert-manager.io/inject-ca-from whatever its values say), but no
@@ -137,7 +151,7 @@ func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstruct
 		}
 		now = append(now, h)
 	}
-	return c.probeWebhooks(ctx, now, crds, defaultNamespace, callerCA, progress)
+	return c.probeWebhooks(ctx, now, crds, ours, defaultNamespace, callerCA, progress)
 }
 
 // WaitServiceWebhooks waits, within ctx, until every admission webhook that
@@ -169,7 +183,41 @@ func (c *Client) WaitServiceWebhooks(ctx context.Context, namespace, service str
 			hooks = append(hooks, h)
 		}
 	}
-	return c.probeWebhooks(ctx, hooks, nil, namespace, false, progress)
+	crds, err := c.conversionCRDs(ctx, namespace, service, progress)
+	if err != nil {
+		return err
+	}
+	return c.probeWebhooks(ctx, hooks, crds, map[string]bool{namespace + "/" + service: true}, namespace, false, progress)
+}
+
+// conversionCRDs are the CRDs whose conversion webhook calls the Service
+// namespace/service: another release's CRDs (KServe's llmisvc CRD chart is
+// installed before the controller that serves their conversion). Listing
+// CRDs is asked first (SelfSubjectAccessReview); without it they are named
+// as not probed.
+func (c *Client) conversionCRDs(ctx context.Context, namespace, service string, progress func(string)) ([]string, error) {
+	env := &probeEnv{c: c, access: map[accessKey]bool{}}
+	if !env.may(ctx, "list", crdGVR, "") {
+		say(progress, "conversion webhooks of Service %s/%s: not probed: %s", namespace, service, env.deniedSince(0))
+		return nil, nil
+	}
+	dyn, err := c.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	list, err := dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing CRDs: %w", err)
+	}
+	var out []string
+	for _, u := range list.Items {
+		ns, _, _ := unstructured.NestedString(u.Object, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "conversion", "webhook", "clientConfig", "service", "name")
+		if ns == namespace && name == service {
+			out = append(out, u.GetName())
+		}
+	}
+	return out, nil
 }
 
 func mutatingHooks(cfg *admissionv1.MutatingWebhookConfiguration) []hook {
@@ -199,7 +247,7 @@ func say(progress func(string), format string, args ...any) {
 // probeWebhooks plans a probe for each hook and each CRD's conversion
 // webhook, then asks every webhook not yet answering every webhookPoll until
 // all answer or ctx ends.
-func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string, defaultNamespace string, callerCA bool, progress func(string)) error {
+func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string, ours map[string]bool, defaultNamespace string, callerCA bool, progress func(string)) error {
 	if len(hooks) == 0 && len(crds) == 0 {
 		return nil
 	}
@@ -221,7 +269,7 @@ func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string,
 		probes = append(probes, p)
 	}
 	for _, name := range crds {
-		p, note := env.planConversion(ctx, name, callerCA)
+		p, note := env.planConversion(ctx, name, ours, callerCA)
 		if p == nil {
 			if note != "" {
 				say(progress, "CRD %s: conversion webhook not probed: %s", name, note)
@@ -502,10 +550,14 @@ func (e *probeEnv) plan(ctx context.Context, h hook) (*probe, string) {
 // planConversion is the probe of a CRD's conversion webhook: a list, then a
 // dry-run create, at a served version that is not the storage version; nil
 // and why not (or "" for a CRD without one) otherwise.
-func (e *probeEnv) planConversion(ctx context.Context, name string, callerCA bool) (*probe, string) {
+func (e *probeEnv) planConversion(ctx context.Context, name string, ours map[string]bool, callerCA bool) (*probe, string) {
 	crd := e.crd(ctx, name)
 	if crd == nil || crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
 		return nil, ""
+	}
+	if w := crd.Spec.Conversion.Webhook; w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil && !ours[w.ClientConfig.Service.Namespace+"/"+w.ClientConfig.Service.Name] {
+		return nil, fmt.Sprintf("it calls Service %s/%s, which this install does not create (it is probed with the install that does)",
+			w.ClientConfig.Service.Namespace, w.ClientConfig.Service.Name)
 	}
 	if w := crd.Spec.Conversion.Webhook; callerCA && w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil && len(w.ClientConfig.CABundle) == 0 {
 		return nil, "it has no caBundle, and its CA is injected after the install"

@@ -151,7 +151,7 @@ func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstruct
 		}
 		now = append(now, h)
 	}
-	return c.probeWebhooks(ctx, now, crds, ours, defaultNamespace, callerCA, progress)
+	return c.probeWebhooks(ctx, now, crds, ours, nil, defaultNamespace, callerCA, progress)
 }
 
 // WaitServiceWebhooks waits, within ctx, until every admission webhook that
@@ -183,11 +183,12 @@ func (c *Client) WaitServiceWebhooks(ctx context.Context, namespace, service str
 			hooks = append(hooks, h)
 		}
 	}
-	crds, err := c.conversionCRDs(ctx, namespace, service, progress)
+	unconvertible := map[schema.GroupResource]string{}
+	crds, err := c.conversionCRDs(ctx, namespace, service, unconvertible, progress)
 	if err != nil {
 		return err
 	}
-	return c.probeWebhooks(ctx, hooks, crds, map[string]bool{namespace + "/" + service: true}, namespace, false, progress)
+	return c.probeWebhooks(ctx, hooks, crds, map[string]bool{namespace + "/" + service: true}, unconvertible, namespace, false, progress)
 }
 
 // conversionCRDs are the CRDs whose conversion webhook calls the Service
@@ -195,7 +196,7 @@ func (c *Client) WaitServiceWebhooks(ctx context.Context, namespace, service str
 // installed before the controller that serves their conversion). Listing
 // CRDs is asked first (SelfSubjectAccessReview); without it they are named
 // as not probed.
-func (c *Client) conversionCRDs(ctx context.Context, namespace, service string, progress func(string)) ([]string, error) {
+func (c *Client) conversionCRDs(ctx context.Context, namespace, service string, unconvertible map[schema.GroupResource]string, progress func(string)) ([]string, error) {
 	env := &probeEnv{c: c, access: map[accessKey]bool{}}
 	if !env.may(ctx, "list", crdGVR, "") {
 		say(progress, "conversion webhooks of Service %s/%s: not probed: %s", namespace, service, env.deniedSince(0))
@@ -213,9 +214,25 @@ func (c *Client) conversionCRDs(ctx context.Context, namespace, service string, 
 	for _, u := range list.Items {
 		ns, _, _ := unstructured.NestedString(u.Object, "spec", "conversion", "webhook", "clientConfig", "service", "namespace")
 		name, _, _ := unstructured.NestedString(u.Object, "spec", "conversion", "webhook", "clientConfig", "service", "name")
-		if ns == namespace && name == service {
-			out = append(out, u.GetName())
+		if ns != namespace || name != service {
+			continue
 		}
+		if ca, _, _ := unstructured.NestedString(u.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle"); ca == "" {
+			// The caller injected the CA into the admission webhooks only
+			// (InjectCABundle): every call to this one fails x509, and so
+			// does every request at a version other than the storage one.
+			group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+			plural, _, _ := unstructured.NestedString(u.Object, "spec", "names", "plural")
+			versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+			for _, v := range versions {
+				if m, ok := v.(map[string]any); ok && m["storage"] == true {
+					unconvertible[schema.GroupResource{Group: group, Resource: plural}], _ = m["name"].(string)
+				}
+			}
+			say(progress, "conversion webhook of CRD %s: not probed: it has no caBundle (no CA is injected into CRD conversion webhooks without cert-manager), so the API server cannot call it; requests at versions other than the storage version fail", u.GetName())
+			continue
+		}
+		out = append(out, u.GetName())
 	}
 	return out, nil
 }
@@ -247,7 +264,8 @@ func say(progress func(string), format string, args ...any) {
 // probeWebhooks plans a probe for each hook and each CRD's conversion
 // webhook, then asks every webhook not yet answering every webhookPoll until
 // all answer or ctx ends.
-func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string, ours map[string]bool, defaultNamespace string, callerCA bool, progress func(string)) error {
+func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string, ours map[string]bool, unconvertible map[schema.GroupResource]string,
+	defaultNamespace string, callerCA bool, progress func(string)) error {
 	if len(hooks) == 0 && len(crds) == 0 {
 		return nil
 	}
@@ -255,6 +273,7 @@ func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string,
 	if err != nil {
 		return fmt.Errorf("planning the webhook probes: %w", err)
 	}
+	env.unconvertible = unconvertible
 	var probes []*probe
 	for _, h := range hooks {
 		if h.ignore {
@@ -378,8 +397,12 @@ type probeEnv struct {
 	resources  map[string]*metav1.APIResourceList
 	preferred  map[string]string // group → preferred version
 	crds       map[string]*apiextensionsv1.CustomResourceDefinition
-	access     map[accessKey]bool // SelfSubjectAccessReviews asked (webhooks_access.go)
-	denied     []accessKey        // those refused, in order
+	// unconvertible: custom resources whose conversion webhook cannot be
+	// called, with their storage version, the only one a request reaches
+	// the admission webhooks at.
+	unconvertible map[schema.GroupResource]string
+	access        map[accessKey]bool // SelfSubjectAccessReviews asked (webhooks_access.go)
+	denied        []accessKey        // those refused, in order
 }
 
 func (c *Client) newProbeEnv(ctx context.Context, defaultNamespace string) (*probeEnv, error) {
@@ -523,6 +546,10 @@ func (e *probeEnv) plan(ctx context.Context, h hook) (*probe, string) {
 						continue
 					}
 					seen[gvr] = true
+					if sv, ok := e.unconvertible[gvr.GroupResource()]; ok && gvr.Version != sv {
+						why = "requests at " + gvr.String() + " stop at the CRD's conversion webhook, which cannot be called (no caBundle)"
+						continue
+					}
 					ns := ""
 					if ar.Namespaced {
 						if ns = e.namespaceFor(h.nsSel); ns == "" {

@@ -150,7 +150,7 @@ func TestWaitWebhooksLeavesCallerCAWebhooks(t *testing.T) {
 	if err := c.WaitWebhooks(context.Background(), []*unstructured.Unstructured{obj, svc}, "kserve", true, func(m string) { said = append(said, m) }); err != nil {
 		t.Fatalf("callerCA: %v", err)
 	}
-	if len(said) != 1 || !strings.Contains(said[0], "not probed yet: it has no caBundle") {
+	if len(said) != 1 || !strings.Contains(said[0], "not probed yet: its CA is injected after the install") {
 		t.Errorf("callerCA: progress %q, want the webhook named as left to the caller", said)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -85,9 +85,9 @@ type probe struct {
 // version. Webhooks that cannot be probed are named in progress and not
 // waited for: failurePolicy Ignore (a request passes whether or not it
 // answers), rules that name no resource the API server serves, and, with
-// callerCA, a Service client without a caBundle (the caller injects the CA
-// after this: WaitServiceWebhooks then; a cert-manager annotation on the
-// configuration does not count, cert-manager's objects being left out).
+// callerCA, every Service client (the caller injects the CA after this:
+// WaitServiceWebhooks then; a cert-manager annotation on the configuration
+// does not count, cert-manager's objects being left out).
 // Without callerCA such a webhook is probed like any other: controllers that
 // rotate their own certificate (LWS, Kueue, JobSet, the Trainer) inject the
 // CA once they run, and until then the API server's calls fail (x509), which
@@ -145,8 +145,11 @@ func (c *Client) WaitWebhooks(ctx context.Context, objs []*unstructured.Unstruct
 		// injector and no Certificate are there to answer: until the caller
 		// injects the CA every call fails x509, so probing here would only
 		// wait out the timeout (it did, for KServe's 7 webhooks).
-		if callerCA && h.cc.Service != nil && len(h.cc.CABundle) == 0 {
-			say(progress, "%s: not probed yet: it has no caBundle, and its CA is injected after the install", h.what())
+		// Nor one with a caBundle: an upgrade's patch may leave one that is
+		// not the CA (seen on KServe's llmisvc upgrade: "unable to parse
+		// bytes as PEM block") until the caller injects it again.
+		if callerCA && h.cc.Service != nil {
+			say(progress, "%s: not probed yet: its CA is injected after the install", h.what())
 			continue
 		}
 		now = append(now, h)
@@ -586,8 +589,8 @@ func (e *probeEnv) planConversion(ctx context.Context, name string, ours map[str
 		return nil, fmt.Sprintf("it calls Service %s/%s, which this install does not create (it is probed with the install that does)",
 			w.ClientConfig.Service.Namespace, w.ClientConfig.Service.Name)
 	}
-	if w := crd.Spec.Conversion.Webhook; callerCA && w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil && len(w.ClientConfig.CABundle) == 0 {
-		return nil, "it has no caBundle, and its CA is injected after the install"
+	if w := crd.Spec.Conversion.Webhook; callerCA && w != nil && w.ClientConfig != nil && w.ClientConfig.Service != nil {
+		return nil, "its CA is injected after the install"
 	}
 	version := ""
 	for _, v := range crd.Spec.Versions {

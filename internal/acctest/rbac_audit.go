@@ -51,7 +51,8 @@ type auditEvent struct {
 	User  struct {
 		Username string `json:"username"`
 	} `json:"user"`
-	Verb           string `json:"verb"`
+	Verb           string            `json:"verb"`
+	Annotations    map[string]string `json:"annotations"`
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
@@ -61,6 +62,10 @@ type auditEvent struct {
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
 }
+
+// authzDecision is the audit annotation with the authorizer's decision
+// ("allow" or "forbid").
+const authzDecision = "authorization.k8s.io/decision"
 
 // usedBy reads the audit log: group|resource|verb of every resource request
 // the user made, and of those the API server refused (403).
@@ -87,7 +92,10 @@ func usedBy(username string) (used, refused map[string]bool, err error) {
 			verb = "list"
 		}
 		key := e.ObjectRef.APIGroup + "|" + res + "|" + verb
-		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 {
+		// A 403 is the authorizer's refusal only when its decision says
+		// so: an admission webhook's denial is a 403 too (the webhook
+		// probes' dry runs, answered by a denial), after RBAC allowed it.
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == 403 && e.Annotations[authzDecision] != "allow" {
 			refused[key] = true
 			continue
 		}

@@ -107,8 +107,8 @@ func (r *Release) lock() func() {
 }
 
 // Install installs the chart as a new release (creating the namespace), then
-// waits until every object is ready. Any failure uninstalls what was
-// installed and says why.
+// waits until every object is ready and every webhook answers. Any failure
+// uninstalls what was installed and says why.
 func (r *Release) Install(ctx context.Context, o Options) (*release.Release, error) {
 	defer r.lock()()
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
@@ -134,8 +134,8 @@ func (r *Release) Install(ctx context.Context, o Options) (*release.Release, err
 	}
 	r.log("release %s revision %d: %d objects created in %s; waiting until they are ready",
 		r.ID(), rel.Version, len(objs), time.Since(start).Round(100*time.Millisecond))
-	if err := r.Client.WaitReady(ctx, append(objs, crdObjects(o.Chart)...), r.Namespace, r.Log); err != nil {
-		return nil, r.failInstall(err, "waiting for readiness (timeout "+o.Timeout.String()+")")
+	if err := r.waitReady(ctx, append(objs, crdObjects(o.Chart)...), o.Timeout, o.Omit); err != nil {
+		return nil, r.failInstall(err, "")
 	}
 	return rel, nil
 }
@@ -157,9 +157,10 @@ func (r *Release) failInstall(cause error, during string) error {
 }
 
 // Upgrade upgrades the release to the chart and values, waits until every
-// object is ready, and then puts back, by server-side apply, any object that
-// still differs from the chart (Helm's patch leaves alone what changed in the
-// cluster when the chart did not change it). A failure rolls back to the
+// object is ready and every webhook answers, and then puts back, by
+// server-side apply, any object that still differs from the chart (Helm's
+// patch leaves alone what changed in the cluster when the chart did not
+// change it). A failure rolls back to the
 // previous revision and says why.
 func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, error) {
 	defer r.lock()()
@@ -190,13 +191,28 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	}
 	r.log("release %s revision %d: %d objects applied in %s; waiting until they are ready",
 		r.ID(), rel.Version, len(objs), time.Since(start).Round(100*time.Millisecond))
-	if err := r.Client.WaitReady(ctx, append(objs, crdObjects(o.Chart)...), r.Namespace, r.Log); err != nil {
-		return nil, r.rollback(cfg, prev, err, "waiting for readiness (timeout "+o.Timeout.String()+")")
+	if err := r.waitReady(ctx, append(objs, crdObjects(o.Chart)...), o.Timeout, o.Omit); err != nil {
+		return nil, r.rollback(cfg, prev, err, "")
 	}
 	if err := r.repair(ctx, objs); err != nil {
 		return nil, err
 	}
 	return rel, nil
+}
+
+// waitReady waits until the release's objects are ready, then until each of
+// its webhooks answers a request through it (kube.Client.WaitWebhooks): an
+// Available Deployment is not yet a webhook the API server reaches.
+func (r *Release) waitReady(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration, omit []string) error {
+	if err := r.Client.WaitReady(ctx, objs, r.Namespace, r.Log); err != nil {
+		return fmt.Errorf("waiting for readiness (timeout %s): %w", timeout, err)
+	}
+	// A chart whose cert-manager objects are left out (KServe's without
+	// cert-manager) gets its webhooks' CA from the caller after this.
+	if err := r.Client.WaitWebhooks(ctx, objs, r.Namespace, slices.Contains(omit, certManagerGroup), r.Log); err != nil {
+		return fmt.Errorf("waiting for its webhooks to answer (timeout %s): %w", timeout, err)
+	}
+	return nil
 }
 
 // repair server-side applies the objects that still differ from the release.
@@ -358,6 +374,9 @@ func crdObjects(ch *chart.Chart) []*unstructured.Unstructured {
 	}
 	return out
 }
+
+// certManagerGroup is cert-manager's API group (Options.Omit).
+const certManagerGroup = "cert-manager.io"
 
 // Helm's ownership label and its value.
 const (

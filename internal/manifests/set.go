@@ -69,7 +69,7 @@ func ofPhase(objs []*unstructured.Unstructured, p int) []*unstructured.Unstructu
 // Install applies rec's objects (Namespaces, then CRDs, waiting until they
 // are Established, then the rest), records them, and waits until every
 // object is ready (kube.Client.WaitReady: Deployments available, CRDs
-// Established). Any failure removes what was installed (CRDs stay) and says
+// Established) and every webhook answers (kube.Client.WaitWebhooks). Any failure removes what was installed (CRDs stay) and says
 // why, as Helm's atomic install does.
 func (s *Set) Install(ctx context.Context, rec Record, timeout time.Duration) error {
 	defer s.lock()()
@@ -86,8 +86,20 @@ func (s *Set) Install(ctx context.Context, rec Record, timeout time.Duration) er
 		return s.failInstall(rec, err)
 	}
 	s.log("%s: %d objects applied in %s; waiting until they are ready", s.ID(), len(rec.Objects), time.Since(start).Round(100*time.Millisecond))
+	if err := s.waitReady(ctx, rec, timeout); err != nil {
+		return s.failInstall(rec, err)
+	}
+	return nil
+}
+
+// waitReady waits until rec's objects are ready, then until each of its
+// webhooks answers a request through it (kube.Client.WaitWebhooks).
+func (s *Set) waitReady(ctx context.Context, rec Record, timeout time.Duration) error {
 	if err := s.Client.WaitReady(ctx, rec.Objects, s.Namespace, s.Log); err != nil {
-		return s.failInstall(rec, fmt.Errorf("waiting for readiness (timeout %s): %w", timeout, err))
+		return fmt.Errorf("waiting for readiness (timeout %s): %w", timeout, err)
+	}
+	if err := s.Client.WaitWebhooks(ctx, rec.Objects, s.Namespace, false, s.Log); err != nil {
+		return fmt.Errorf("waiting for its webhooks to answer (timeout %s): %w", timeout, err)
 	}
 	return nil
 }
@@ -150,9 +162,7 @@ func (s *Set) Upgrade(ctx context.Context, rec, prev Record, timeout time.Durati
 	}
 	if err == nil {
 		s.log("%s: %d objects applied in %s; waiting until they are ready", s.ID(), len(rec.Objects), time.Since(start).Round(100*time.Millisecond))
-		if err = s.Client.WaitReady(ctx, rec.Objects, s.Namespace, s.Log); err != nil {
-			err = fmt.Errorf("waiting for readiness (timeout %s): %w", timeout, err)
-		}
+		err = s.waitReady(ctx, rec, timeout)
 	}
 	if err == nil {
 		return nil

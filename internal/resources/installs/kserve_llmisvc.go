@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"helm.sh/helm/v3/pkg/release"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
@@ -171,14 +172,22 @@ func ensureWebhookCert(ctx context.Context, c *kube.Client, ns, secret, service 
 }
 
 // injectWebhookCA puts Secret ns/secret's CA into the webhooks of Service
-// ns/service.
+// ns/service, then waits until they answer (the release's own wait leaves
+// webhooks without a caBundle to this).
 func injectWebhookCA(ctx context.Context, c *kube.Client, ns, secret, service string) error {
 	ca, found, err := c.SecretData(ctx, kube.Ref{Namespace: ns, Name: secret}, "ca.crt")
 	if err != nil || !found {
 		return fmt.Errorf("the webhook certificate Secret %s/%s: found %v, %v", ns, secret, found, err)
 	}
-	_, err = c.InjectCABundle(ctx, ns, service, ca)
-	return err
+	if _, err = c.InjectCABundle(ctx, ns, service, ca); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, helmTimeout(ctx))
+	defer cancel()
+	if err := c.WaitServiceWebhooks(ctx, ns, service, func(m string) { tflog.Info(ctx, m) }); err != nil {
+		return fmt.Errorf("the webhooks of Service %s/%s: %w", ns, service, err)
+	}
+	return nil
 }
 
 // webhookCADrift: the Secret missing, or the webhooks of Service ns/service

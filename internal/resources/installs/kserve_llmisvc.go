@@ -182,7 +182,7 @@ func injectWebhookCA(ctx context.Context, c *kube.Client, ns, secret, service st
 	if _, err = c.InjectCABundle(ctx, ns, service, ca); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, helmTimeout(ctx))
+	ctx, cancel := context.WithTimeout(ctx, opTimeout(ctx))
 	defer cancel()
 	if err := c.WaitServiceWebhooks(ctx, ns, service, func(m string) { tflog.Info(ctx, m) }); err != nil {
 		return fmt.Errorf("the webhooks of Service %s/%s: %w", ns, service, err)

@@ -8,13 +8,14 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/manifests"
 )
 
 // MPIOperator names the MPI Operator's installs (aiplatform_mpi_operator,
 // from its manifests, not a chart) in the conflict rules.
-const MPIOperator = "MPI Operator"
+var MPIOperator = catalog.MPIOperator.Name
 
 // mpiJobControllers: one controller per cluster may reconcile MPIJobs
 // (kubeflow.org). Two MPI Operators both create a launcher and workers for

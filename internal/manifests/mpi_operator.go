@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 )
 
 // The MPI Operator (github.com/kubeflow/mpi-operator) ships, per release, one
@@ -18,9 +20,12 @@ import (
 // (--lock-namespace), so a rendering for another namespace rewrites those
 // three places. The cluster-scoped names (the CRD, the ClusterRoles and the
 // ClusterRoleBinding) are fixed, so one cluster holds one MPI Operator.
+var (
+	MPIOperatorVersion   = catalog.MPIOperator.DefaultVersion
+	MPIOperatorNamespace = catalog.MPIOperator.Namespace
+)
+
 const (
-	MPIOperatorVersion   = "v0.8.0"
-	MPIOperatorNamespace = "mpi-operator"
 	// MPIOperatorName is the Deployment's and its container's name, and
 	// the name of the Set.
 	MPIOperatorName = "mpi-operator"
@@ -30,7 +35,7 @@ const (
 
 // MPIOperatorURL is where a release's file is published.
 func MPIOperatorURL(version string) string {
-	return "https://raw.githubusercontent.com/kubeflow/mpi-operator/" + version + "/deploy/v2beta1/mpi-operator.yaml"
+	return "https://raw.githubusercontent.com/kubeflow/mpi-operator/" + version + "/" + catalog.MPIOperatorManifest
 }
 
 // MPIOperatorImage matches the operator's images (mpioperator/mpi-operator,

@@ -144,7 +144,11 @@ const AggregationManager = "clusterrole-aggregation-controller"
 // RecreatedByAggregation reports whether live is a ClusterRole that only
 // the ClusterRole aggregation controller has written: one it re-created
 // after the object was deleted (a ClusterRole installed by anyone else also
-// has that installer's field manager).
+// has that installer's field manager). When every source role is gone too,
+// the controller applies no rules at all, and the server keeps no
+// managedFields entry for an apply that sets nothing: the re-created role
+// then has no manager and no rules (seen with kube-controller-manager
+// v1.36, where Kueue's destroy waited out its timeout on such a role).
 func RecreatedByAggregation(live *unstructured.Unstructured) bool {
 	if live.GetKind() != "ClusterRole" || live.GroupVersionKind().Group != "rbac.authorization.k8s.io" {
 		return false
@@ -155,5 +159,10 @@ func RecreatedByAggregation(live *unstructured.Unstructured) bool {
 			return false
 		}
 	}
-	return len(m) > 0
+	if len(m) > 0 {
+		return true
+	}
+	rules, _, _ := unstructured.NestedSlice(live.Object, "rules")
+	_, aggregated := live.Object["aggregationRule"]
+	return len(rules) == 0 && !aggregated
 }

@@ -16,6 +16,7 @@ type DriftReport struct {
 	// Unchecked are objects whose dry run failed (not counted as drift).
 	Unchecked []string
 	Objects   int // objects compared
+	DryRuns   int // of which the server's dry run compared (the rest locally)
 }
 
 // Drift compares every object of the release's manifest with the live
@@ -31,6 +32,9 @@ func (r *Release) Drift(ctx context.Context, rel *release.Release) (DriftReport,
 	}
 	rep.Objects = len(objs)
 	for _, d := range r.Client.Drift(ctx, withoutPlaceholders(objs), r.Namespace) {
+		if d.DryRun {
+			rep.DryRuns++
+		}
 		if d.Err != nil {
 			rep.Unchecked = append(rep.Unchecked, d.Err.Error())
 			continue

@@ -16,8 +16,9 @@ import (
 )
 
 // Drift of objects someone else created (a Helm chart's): each desired object
-// is server-side applied in dry-run mode, with force and the provider's field
-// manager, and the result is compared with the live object. What the server
+// is compared with the live one locally (inSync), and only one that may
+// differ is server-side applied in dry-run mode, with force and the
+// provider's field manager, and the result compared with the live object. What the server
 // defaults, what controllers add and what other managers own but the desired
 // object does not set are the same on both sides, so only fields the desired
 // object sets and the live object disagrees on remain.
@@ -37,6 +38,9 @@ type ObjectDrift struct {
 	// Err is set when the object could not be checked (the dry run failed);
 	// it is not drift.
 	Err error
+	// DryRun says the object needed the server's dry run (it may differ);
+	// false when the local comparison found it in sync.
+	DryRun bool
 }
 
 // Drifted says whether applying the desired object would change the cluster.
@@ -57,7 +61,8 @@ func (d ObjectDrift) Lines() []string {
 	return out
 }
 
-// driftWorkers bounds concurrent dry runs (each is a GET and a PATCH).
+// driftWorkers bounds concurrent checks (each a GET, and a dry-run PATCH
+// for an object that may differ).
 const driftWorkers = 8
 
 // Drift compares every desired object with the live one. Objects without a
@@ -66,12 +71,14 @@ const driftWorkers = 8
 func (c *Client) Drift(ctx context.Context, desired []*unstructured.Unstructured, defaultNamespace string) []ObjectDrift {
 	out := make([]ObjectDrift, len(desired))
 	forEach(len(desired), driftWorkers, func(i int) {
-		out[i] = c.objectDrift(ctx, desired[i].DeepCopy(), defaultNamespace)
+		out[i] = c.objectDrift(ctx, desired[i].DeepCopy(), defaultNamespace, true)
 	})
 	return out
 }
 
-func (c *Client) objectDrift(ctx context.Context, obj *unstructured.Unstructured, defaultNamespace string) ObjectDrift {
+// objectDrift is one object's drift; local lets inSync answer "no drift"
+// without the dry run.
+func (c *Client) objectDrift(ctx context.Context, obj *unstructured.Unstructured, defaultNamespace string, local bool) ObjectDrift {
 	ri, _, err := c.ObjectClient(obj, defaultNamespace)
 	d := ObjectDrift{Object: ObjectName(obj)}
 	if err != nil {
@@ -92,6 +99,10 @@ func (c *Client) objectDrift(ctx context.Context, obj *unstructured.Unstructured
 		return d
 	}
 	unstructured.RemoveNestedField(obj.Object, "status")
+	if local && inSync(obj, live) {
+		return d // what a dry run would show: nothing (see inSync)
+	}
+	d.DryRun = true
 	applied, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{
 		FieldManager: FieldManager, Force: true, DryRun: []string{metav1.DryRunAll},
 	})

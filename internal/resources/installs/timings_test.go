@@ -54,6 +54,7 @@ func TestAccKueueTimings(t *testing.T) {
 			if err == nil && (len(rep.Lines) > 0 || len(rep.Unchecked) > 0) {
 				t.Errorf("drift right after install: %v %v", rep.Lines, rep.Unchecked)
 			}
+			t.Logf("drift check: %d objects, %d compared by the server's dry run, the rest locally", rep.Objects, rep.DryRuns)
 			return err
 		})
 	}

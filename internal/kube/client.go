@@ -40,8 +40,9 @@ type Client struct {
 
 	nodes    listCache[corev1.Node]
 	pods     listCache[corev1.Pod]
-	matching sync.Map // canonical selector → []*corev1.Node (NodesMatching)
-	versions sync.Map // group/resource → served version, when not the Kind's own
+	reads    readCache // objects listed by kind for this run (Read)
+	matching sync.Map  // canonical selector → []*corev1.Node (NodesMatching)
+	versions sync.Map  // group/resource → served version, when not the Kind's own
 }
 
 // NewClientFromREST wraps an existing REST config (tests, benchmarks).
@@ -57,7 +58,9 @@ func NewClientFromREST(rc *rest.Config, forceConflicts bool) *Client {
 		rc.Timeout = DefaultTimeout
 	}
 	rc.UserAgent = FieldManager
-	return &Client{rest: rc, forceConflicts: forceConflicts}
+	c := &Client{rest: rc, forceConflicts: forceConflicts}
+	rc.Wrap(c.reads.invalidating) // every client made from it, Helm's too
+	return c
 }
 
 // Unavailable is the error every request of a NotConfigured client fails

@@ -89,13 +89,13 @@ func (c *Client) objectDrift(ctx context.Context, obj *unstructured.Unstructured
 		d.Err = err
 		return d
 	}
-	live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
-	if isObjectNotFound(err) {
-		d.Missing = true
-		return d
-	}
+	live, found, err := c.readLive(ctx, obj, ri)
 	if err != nil {
 		d.Err = err
+		return d
+	}
+	if !found {
+		d.Missing = true
 		return d
 	}
 	unstructured.RemoveNestedField(obj.Object, "status")

@@ -402,7 +402,7 @@ func (r *Resource[T, P]) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	ref := P(&m).ObjectRef()
-	live, found, err := r.client.Get(ctx, r.spec.Kind, ref)
+	live, found, err := r.client.Read(ctx, r.spec.Kind, ref)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Reading %s %s failed", r.spec.Kind.Kind, ref), err.Error())
 		return

@@ -1,0 +1,99 @@
+package kube_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+)
+
+// requestCounter counts the requests of a client by method and the path's
+// last part: "GET configmaps" is a listing, "GET readcache-0" a read of one.
+type requestCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (rc *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTrip(func(req *http.Request) (*http.Response, error) {
+		parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+		what := req.Method + " " + parts[len(parts)-1]
+		rc.mu.Lock()
+		rc.n[what]++
+		rc.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+func (rc *requestCounter) take() map[string]int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := rc.n
+	rc.n = map[string]int{}
+	return out
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+var configMapKind = kube.Kind{Version: "v1", Resource: "configmaps", Kind: "ConfigMap", Namespaced: true}
+
+// A refresh reads a kind with one listing per run: five ConfigMaps are one
+// LIST and no GET; a write through the client (the provider's apply, or
+// Helm's) empties the cache, so the next read sees it; a name the listing
+// lacks is not found without another request; CRDs are read one by one.
+func TestAccReadCacheOneListPerKind(t *testing.T) {
+	_, env := accClient(t)
+	ctx := context.Background()
+	counter := &requestCounter{n: map[string]int{}}
+	cfg := rest.CopyConfig(env.RESTConfig)
+	cfg.Wrap(counter.wrap)
+	c := kube.NewClientFromREST(cfg, false)
+	for i := range 5 {
+		obj := kube.NewObject(configMapKind, kube.Ref{Namespace: "default", Name: fmt.Sprintf("readcache-%d", i)}, map[string]any{"data": map[string]any{"v": "1"}})
+		if _, err := c.Apply(ctx, configMapKind, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counter.take()
+	for i := range 5 {
+		obj, found, err := c.Read(ctx, configMapKind, kube.Ref{Namespace: "default", Name: fmt.Sprintf("readcache-%d", i)})
+		if err != nil || !found || obj.Object["data"].(map[string]any)["v"] != "1" {
+			t.Fatalf("read readcache-%d: %v %v %v", i, obj, found, err)
+		}
+	}
+	if got := counter.take(); len(got) != 1 || got["GET configmaps"] != 1 {
+		t.Errorf("five reads of one kind made %v, want one listing (GET configmaps)", got)
+	}
+	if _, found, err := c.Read(ctx, configMapKind, kube.Ref{Namespace: "default", Name: "readcache-none"}); found || err != nil {
+		t.Errorf("a name the listing lacks: found=%v err=%v", found, err)
+	}
+	if got := counter.take(); len(got) != 0 {
+		t.Errorf("reading a name the listing lacks made %v, want no request", got)
+	}
+
+	obj := kube.NewObject(configMapKind, kube.Ref{Namespace: "default", Name: "readcache-0"}, map[string]any{"data": map[string]any{"v": "2"}})
+	if _, err := c.Apply(ctx, configMapKind, obj); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := c.Read(ctx, configMapKind, kube.Ref{Namespace: "default", Name: "readcache-0"})
+	if err != nil || got.Object["data"].(map[string]any)["v"] != "2" {
+		t.Errorf("read after the client's own write: %v %v, want v=2", got, err)
+	}
+
+	crd := kube.Kind{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions", Kind: "CustomResourceDefinition"}
+	counter.take()
+	if _, _, err := c.Read(ctx, crd, kube.Ref{Name: "widgets.insync.example"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := counter.take(); got["GET widgets.insync.example"] != 1 || got["GET customresourcedefinitions"] != 0 {
+		t.Errorf("a CRD read made %v, want one GET of it and no listing", got)
+	}
+}

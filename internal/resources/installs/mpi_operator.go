@@ -97,8 +97,8 @@ func mpiOperatorAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Delete the CRD `mpijobs.kubeflow.org` — and with it every MPIJob — on destroy. Default `false`: the CRD stays."},
 		"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
 			MarkdownDescription: "Fields of the applied objects that differ in the cluster from what was applied, as " +
-				"`Kind/namespace/name: field live → applied` (or `: deleted from the cluster`), computed at every refresh by a dry-run " +
-				"server-side apply of each object. Any drift plans an update that applies the objects again; the plan shows it as `drift` becoming `[]`."},
+				"`Kind/namespace/name: field live → applied` (or `: deleted from the cluster`), computed at every refresh: each object is compared with the live one " +
+				"(read with one listing per kind), and one that may differ is server-side applied in dry-run mode. Any drift plans an update that applies the objects again; the plan shows it as `drift` becoming `[]`."},
 	}
 }
 

@@ -153,7 +153,8 @@ func (r *helmBackend[T, P]) schema() (map[string]schema.Attribute, string) {
 			MarkdownDescription: "Delete the chart's CRDs — and with them every object of those kinds — when the release is destroyed. Default `false`: the CRDs stay."},
 		"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
 			MarkdownDescription: "Fields of the release's objects that differ in the cluster from what the release applied, as " +
-				"`Kind/namespace/name: field live → release`, computed at every refresh by a dry-run server-side apply of each object. " +
+				"`Kind/namespace/name: field live → release`, computed at every refresh: each object is compared with the live one (read with one listing per kind), " +
+				"and one that may differ is server-side applied in dry-run mode to show exactly what an apply would change. " +
 				"Any drift plans an update that applies the release again and puts the fields back; the plan shows it as `drift` becoming `[]`."},
 		"revision": schema.Int64Attribute{Computed: true, MarkdownDescription: "Revision of the Helm release."},
 		"status":   schema.StringAttribute{Computed: true, MarkdownDescription: "Status of the release's latest revision (`deployed` after a successful apply)."},

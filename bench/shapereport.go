@@ -76,14 +76,18 @@ func (r *scaleResult) markdown(m machine, command string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p := r.Platform
+	where := ""
+	if r.AfterDefault {
+		where = ", on the cluster of the 200-object shape, after it (its objects stay)"
+	}
 	w("### Kueue's large shape: %d cohorts × %d cluster queues on %d nodes\n\n", p.Cohorts, p.Queues/max(p.Cohorts, 1), r.Cluster.Nodes)
 	w("Measured %s with `%s` — **one run on this machine**, which other work shared "+
 		"(1-minute load average %s at the start, %s at the end): %s\n\n",
 		r.Started.UTC().Format("2006-01-02 15:04 UTC"), command, r.LoadBefore, r.LoadAfter, m.markdown())
 	w("Platform: %v (`aiplatform_cohort` resources; cluster queue i in cohort i mod %d, one resource group over two flavors, "+
-		"each resource's quota derived with `from_allocatable` from its pool's nodes; local queue i points at cluster queue i), "+
-		"on the cluster of the 200-object shape, after it (its objects stay). Floor: the same graph of %d `terraform_data` resources, "+
-		"same run. Each plan ran %d times in each workspace, alternating; medians.\n\n", p, p.Cohorts, p.Total(), r.Repeat)
+		"each resource's quota derived with `from_allocatable` from its pool's nodes; local queue i points at cluster queue i)%s. "+
+		"Floor: the same graph of %d `terraform_data` resources, same run. Each plan ran %d times in each workspace, alternating; medians.\n\n",
+		p, p.Cohorts, where, p.Total(), r.Repeat)
 	w(planTableHead)
 	planRow(w, "cold apply", r.ApplyAI, r.ApplyFloor)
 	planRow(w, "refresh + plan, no change", r.PlanAI.median(), r.PlanFloor.median())

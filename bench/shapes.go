@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -160,10 +161,12 @@ type scaleResult struct {
 	ApplyAI, ApplyFloor   run
 	PlanAI, PlanFloor     stepRuns
 	Profile               string // pprof -top of an extra profiled plan
+	AfterDefault          bool   // on the default shape's cluster, with its objects
 }
 
 func (b *bench) runScale(ctx context.Context) (*scaleResult, error) {
-	res := &scaleResult{Platform: newScalePlatform(b.o.scaleCohorts, b.o.scaleQueues, "s-"), Repeat: b.o.repeat, Started: time.Now()}
+	res := &scaleResult{Platform: newScalePlatform(b.o.scaleCohorts, b.o.scaleQueues, "s-"), Repeat: b.o.repeat, Started: time.Now(),
+		AfterDefault: slices.Contains(b.o.shapes, "default")}
 	var err error
 	if res.Cluster, err = b.growCluster(ctx, b.o.nodes); err != nil {
 		return nil, err

@@ -59,7 +59,7 @@ func startCluster(ctx context.Context) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, err := testenv.Start(ctx, testenv.Options{
+	return startClusterWith(ctx, testenv.Options{
 		// kube-controller-manager (with node-lifecycle-controller, which marks
 		// a node NotReady when kwok stops renewing its lease), scheduler, kwok.
 		Scheduling: true,
@@ -72,6 +72,11 @@ func startCluster(ctx context.Context) (*cluster, error) {
 		Log:       os.Stderr,
 		Timeout:   5 * time.Minute,
 	})
+}
+
+// startClusterWith starts testenv with opts and the bench's fast client.
+func startClusterWith(ctx context.Context, opts testenv.Options) (*cluster, error) {
+	env, err := testenv.Start(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,18 @@ import (
 type platform struct {
 	Prefix                               string // object name prefix, so that platforms of several sizes coexist
 	Flavors, Priorities, Queues, LocalQs int
+	// Cohorts, when set, are aiplatform_cohort resources (terraform_data in
+	// the twin) and cluster queue i is in cohort i mod Cohorts; otherwise
+	// queues name one of four cohorts that are not resources.
+	Cohorts int
+}
+
+// newScalePlatform is Kueue's large-scale shape: cohorts × queuesPerCohort
+// cluster queues in as many cohorts, one local queue each, over 20 flavors
+// (one per node pool) and two priority classes.
+func newScalePlatform(cohorts, queuesPerCohort int, prefix string) platform {
+	q := cohorts * queuesPerCohort
+	return platform{Prefix: prefix, Flavors: poolCount, Priorities: 2, Queues: q, LocalQs: q, Cohorts: cohorts}
 }
 
 func newPlatform(m int, prefix string) platform {
@@ -19,11 +31,23 @@ func newPlatform(m int, prefix string) platform {
 	return p
 }
 
-func (p platform) Total() int { return p.Flavors + p.Priorities + p.Queues + p.LocalQs }
+func (p platform) Total() int { return p.Flavors + p.Priorities + p.Queues + p.LocalQs + p.Cohorts }
 
 func (p platform) String() string {
-	return fmt.Sprintf("%d resources: %d flavors, %d priority classes, %d cluster queues, %d local queues",
-		p.Total(), p.Flavors, p.Priorities, p.Queues, p.LocalQs)
+	cohorts := ""
+	if p.Cohorts > 0 {
+		cohorts = fmt.Sprintf(", %d cohorts", p.Cohorts)
+	}
+	return fmt.Sprintf("%d resources: %d flavors, %d priority classes%s, %d cluster queues, %d local queues",
+		p.Total(), p.Flavors, p.Priorities, cohorts, p.Queues, p.LocalQs)
+}
+
+// cohortCount is how many cohorts the queues are spread over.
+func (p platform) cohortCount() int {
+	if p.Cohorts > 0 {
+		return p.Cohorts
+	}
+	return 4
 }
 
 // locals is shared by both configurations: the same objects, the same
@@ -31,7 +55,7 @@ func (p platform) String() string {
 //
 // Flavor i selects node pool p(i mod 20). Cluster queue i has one resource
 // group (cpu, memory, GPUs) over flavors i and i+1, each resource's quota a
-// quarter of the pool's allocatable; it is in one of four cohorts. Local
+// quarter of the pool's allocatable; it is in one of cohortCount cohorts. Local
 // queue i in namespace default points at cluster queue i mod Q.
 func (p platform) locals() string {
 	return fmt.Sprintf(`variable "kubeconfig" {
@@ -52,11 +76,12 @@ locals {
   priorities = { for i in range(%d) : format("wp%%03d", i) => { value = 100000 - i * 10 } }
   queues = { for i in range(%d) : format("cq%%03d", i) => {
     flavors = [format("f%%03d", i %% %d), format("f%%03d", (i + 1) %% %d)]
-    cohort  = "cohort-${i %% 4}"
+    cohort  = "cohort-${i %% %d}"
   } }
   local_queues = { for i in range(%d) : format("lq%%03d", i) => { queue = format("cq%%03d", i %% %d) } }
+  cohorts      = toset([for i in range(%d) : "cohort-${i}"])
 }
-`, p.Prefix, p.Flavors, poolCount, p.Priorities, p.Queues, p.Flavors, p.Flavors, p.LocalQs, p.Queues)
+`, p.Prefix, p.Flavors, poolCount, p.Priorities, p.Queues, p.Flavors, p.Flavors, p.cohortCount(), p.LocalQs, p.Queues, p.Cohorts)
 }
 
 // aiplatformConfig is the platform as aiplatform resources.
@@ -90,10 +115,15 @@ resource "aiplatform_workload_priority_class" "p" {
   description = "bench priority ${each.key}"
 }
 
+resource "aiplatform_cohort" "c" {
+  for_each = local.cohorts
+  name     = "${local.prefix}${each.key}"
+}
+
 resource "aiplatform_cluster_queue" "q" {
   for_each = local.queues
   name     = "${local.prefix}${each.key}"
-  cohort   = each.value.cohort
+  cohort   = ` + p.cohortRef("aiplatform_cohort.c[each.value.cohort].name") + `
   resource_groups = [{
     covered_resources = local.resources
     flavors = [for f in each.value.flavors : {
@@ -156,11 +186,18 @@ resource "terraform_data" "p" {
   }
 }
 
+resource "terraform_data" "c" {
+  for_each = local.cohorts
+  input = {
+    name = "${local.prefix}${each.key}"
+  }
+}
+
 resource "terraform_data" "q" {
   for_each = local.queues
   input = {
     name       = "${local.prefix}${each.key}"
-    cohort     = each.value.cohort
+    cohort     = ` + p.cohortRef("terraform_data.c[each.value.cohort].input.name") + `
     generation = contains([for f in each.value.flavors : local.flavors[f].pool], "p0") ? var.generation : 1
     resource_groups = [{
       covered_resources = local.resources
@@ -185,4 +222,13 @@ resource "terraform_data" "l" {
 }
 `)
 	return b.String()
+}
+
+// cohortRef is how a queue names its cohort: the cohort resource's name when
+// cohorts are resources, else the bare name.
+func (p platform) cohortRef(resource string) string {
+	if p.Cohorts > 0 {
+		return resource
+	}
+	return "each.value.cohort"
 }

@@ -1,7 +1,7 @@
 // Command bench measures what `terraform plan` and `terraform apply` cost with
 // this provider at cluster scale, against Terraform's own floor:
 //
-//	go run ./bench [-nodes 5000] [-resources 200] [-repeat 3]
+//	go run ./bench [-shape default,platform,scale|all] [-nodes 5000] [-resources 200] [-repeat 3]
 //	go run ./bench -matrix [-matrix-nodes 100,1000,5000] [-matrix-resources 50,200,800]
 //
 // It starts the local test cluster (internal/testenv: etcd, kube-apiserver,
@@ -34,14 +34,16 @@ import (
 )
 
 type options struct {
-	nodes, resources, repeat int
-	matrix                   bool
-	matrixNodes, matrixRes   []int
-	terraform, out           string
-	keep                     bool
-	profile                  string
-	env                      []string
-	provider                 string
+	nodes, resources, repeat  int
+	matrix                    bool
+	matrixNodes, matrixRes    []int
+	terraform, out            string
+	keep                      bool
+	profile                   string
+	env                       []string
+	provider                  string
+	shapes                    []string
+	scaleCohorts, scaleQueues int
 }
 
 func main() {
@@ -56,8 +58,13 @@ func main() {
 	flag.StringVar(&o.terraform, "terraform", "", "terraform binary (default $TF_ACC_TERRAFORM_PATH, then PATH)")
 	flag.StringVar(&o.out, "out", "BENCHMARKS.md", "Markdown file to write the results into (\"\" for none)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the workspaces' directory (state, request logs)")
-	flag.StringVar(&o.profile, "profile", "", "write CPU and heap profiles of the provider into this directory (AIPLATFORM_PROFILE), a subdirectory per command")
-	var env string
+	flag.StringVar(&o.profile, "profile", "", "profile one extra refresh + plan of each shape after the measured ones: the provider writes CPU and heap profiles into this directory (AIPLATFORM_PROFILE), a subdirectory per command, and pprof's top functions go into the section")
+	var env, shapes string
+	flag.StringVar(&shapes, "shape", "default", "shapes to measure, comma-separated, or all: default (-resources on -nodes), "+
+		"platform (the five installs with their real controllers and 45 Kueue objects, on its own cluster), "+
+		"scale (-scale-cohorts × -scale-queues cluster queues, as many local queues, on -nodes); all three also write the summary")
+	flag.IntVar(&o.scaleCohorts, "scale-cohorts", 10, "cohorts of the scale shape")
+	flag.IntVar(&o.scaleQueues, "scale-queues", 100, "cluster queues per cohort of the scale shape")
 	flag.StringVar(&o.provider, "provider", "", "use this provider binary instead of building one from the working tree (for experiments)")
 	flag.StringVar(&env, "provider-env", "", "extra environment of the aiplatform runs, KEY=VALUE,… (for experiments, e.g. TF_LOG_SDK=off)")
 	flag.Parse()
@@ -68,6 +75,9 @@ func main() {
 	var err error
 	if o.matrixNodes, err = intList(matrixNodes); err == nil {
 		o.matrixRes, err = intList(matrixRes)
+	}
+	if err == nil {
+		o.shapes, err = parseShapes(shapes)
 	}
 	if err == nil && (min(o.resources, o.matrixRes[0]) < 20 || min(o.nodes, o.matrixNodes[0]) < poolCount || o.repeat < 1) {
 		err = fmt.Errorf("need resources ≥ 20, nodes ≥ %d, -repeat ≥ 1", poolCount)
@@ -161,6 +171,9 @@ func runBench(ctx context.Context, o options) (err error) {
 		logf("provider built (%s)", since(t))
 	}
 
+	if !o.matrix {
+		return b.runShapes(ctx)
+	}
 	logf("starting the cluster")
 	if b.cluster, err = startCluster(ctx); err != nil {
 		return err
@@ -171,17 +184,7 @@ func runBench(ctx context.Context, o options) (err error) {
 			err = stopErr
 		}
 	}()
-
-	if o.matrix {
-		return b.runMatrix(ctx)
-	}
-	res, err := b.runMain(ctx)
-	if err != nil {
-		return err
-	}
-	md := res.markdown(b.machine, commandLine())
-	fmt.Println(md)
-	return b.writeSection("main", md)
+	return b.runMatrix(ctx)
 }
 
 func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }
@@ -294,6 +297,7 @@ type mainResult struct {
 	JoinedNode              string
 	StateBefore, StateAfter nodeState
 	QuotaDiff               string // a line of the join plan showing the derived quota change
+	Profile                 string // pprof -top of an extra profiled plan (-profile)
 }
 
 func (b *bench) runMain(ctx context.Context) (*mainResult, error) {
@@ -343,6 +347,10 @@ func (b *bench) runMain(ctx context.Context) (*mainResult, error) {
 		}
 	}
 
+	if res.Profile, err = b.profilePlan(ctx, ai); err != nil {
+		return nil, err
+	}
+
 	if res.JoinedNode, err = b.cluster.join(ctx); err != nil {
 		return nil, err
 	}
@@ -388,11 +396,6 @@ func (b *bench) workspaces(name string, p platform) (ai, floor *workspace, err e
 		return nil, nil, err
 	}
 	ai.env = b.o.env
-	if b.o.profile != "" {
-		if ai.profile, err = filepath.Abs(b.o.profile); err != nil {
-			return nil, nil, err
-		}
-	}
 	floor, err = newWorkspace(b.root, name+"-terraform_data", b.o.terraform, b.providerDir, kc, p.terraformDataConfig())
 	return ai, floor, err
 }

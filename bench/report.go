@@ -182,57 +182,8 @@ func (r *mainResult) markdown(m machine, command string) string {
 		r.Cluster.Untainted.Round(time.Second), r.StateBefore, r.StateAfter, r.Cluster.IdleCPU, nodeLease, nodeLease/4)
 
 	w("Requests the provider made (all provider processes of one terraform command, from `AIPLATFORM_REQUEST_LOG`):\n\n")
-	steps := []struct {
-		name string
-		runs stepRuns
-	}{{"cold apply", stepRuns{r.ApplyAI}}, {"plan, no change", r.PlanAI}, {"plan after join", r.JoinAI}}
-	keys := map[telemetry.RequestKey]bool{}
-	var order []telemetry.RequestKey
-	for _, s := range steps {
-		for _, k := range s.runs.median().Requests.Keys() {
-			if !keys[k] {
-				keys[k] = true
-				order = append(order, k)
-			}
-		}
-	}
-	w("| request |")
-	for _, s := range steps {
-		w(" %s |", s.name)
-	}
-	w("\n|---|")
-	for range steps {
-		w("---:|")
-	}
+	requestTable(&b, []namedRuns{{"cold apply", stepRuns{r.ApplyAI}}, {"plan, no change", r.PlanAI}, {"plan after join", r.JoinAI}})
 	w("\n")
-	for _, k := range order {
-		w("| `%s` |", k)
-		for _, s := range steps {
-			w(" %d |", s.runs.median().Requests.Requests[k])
-		}
-		w("\n")
-	}
-	line := func(name string, f func(stepRuns) string) {
-		w("| %s |", name)
-		for _, s := range steps {
-			w(" %s |", f(s.runs))
-		}
-		w("\n")
-	}
-	line("**total**", func(s stepRuns) string { return fmt.Sprintf("**%d**", s.median().Requests.Total()) })
-	line("node listings", func(s stepRuns) string { return listingsCell(s.median().Requests) })
-	line("time in requests: sum / median / p90 (to response headers, up to 10 at once)", func(s stepRuns) string {
-		sum, med, p90 := s.median().Requests.Latency()
-		return fmt.Sprintf("%.1f s / %.0f ms / %.0f ms", sum/1000, med, p90)
-	})
-	line("failed requests", func(s stepRuns) string { return fmt.Sprint(s.median().Requests.Errors) })
-	line("provider processes (that made requests / all)", func(s stepRuns) string {
-		return fmt.Sprintf("%d / %d", s.median().Requests.Processes, s.median().PolledProcs)
-	})
-	line("same requests in every run", func(s stepRuns) string { return yesNoPlain(s.sameRequests()) })
-	line("provider peak RSS (VmHWM, highest run)", func(s stepRuns) string { return mib(s.peakKiB()) })
-	w("\n")
-
 	plan := r.PlanAI.median()
 	planRatio := ratio(plan.Wall, r.PlanFloor.median().Wall)
 	lists := plan.Requests.Listings("nodes")
@@ -245,6 +196,7 @@ func (r *mainResult) markdown(m machine, command string) string {
 	w("| one LIST of nodes per plan | %d per plan (%d requests: pages of 500), %d after a node joined | %s |\n",
 		lists, plan.Requests.Requests[telemetry.RequestKey{Verb: "list", Resource: "nodes"}], joinLists, yesNo(lists == 1 && joinLists == 1))
 	w("| provider RSS < %d MB | peak %s (cold apply, plans) | %s |\n", goalRSSMB, mib(peak), yesNo(float64(peak)*1024 < goalRSSMB*1e6))
+	profileBlock(&b, r.Profile)
 	return b.String()
 }
 
@@ -320,4 +272,62 @@ func (b *bench) writeSection(name, md string) error {
 	}
 	logf("wrote the %s section of %s", name, path)
 	return nil
+}
+
+// namedRuns are the runs of one step, a column of the request table.
+type namedRuns struct {
+	name string
+	runs stepRuns
+}
+
+// requestTable writes the requests of each step's median run by verb and
+// resource, their totals, node listings, latency, errors, processes and
+// the provider's peak RSS.
+func requestTable(b *strings.Builder, steps []namedRuns) {
+	w := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	keys := map[telemetry.RequestKey]bool{}
+	var order []telemetry.RequestKey
+	for _, s := range steps {
+		for _, k := range s.runs.median().Requests.Keys() {
+			if !keys[k] {
+				keys[k] = true
+				order = append(order, k)
+			}
+		}
+	}
+	w("| request |")
+	for _, s := range steps {
+		w(" %s |", s.name)
+	}
+	w("\n|---|")
+	for range steps {
+		w("---:|")
+	}
+	w("\n")
+	for _, k := range order {
+		w("| `%s` |", k)
+		for _, s := range steps {
+			w(" %d |", s.runs.median().Requests.Requests[k])
+		}
+		w("\n")
+	}
+	line := func(name string, f func(stepRuns) string) {
+		w("| %s |", name)
+		for _, s := range steps {
+			w(" %s |", f(s.runs))
+		}
+		w("\n")
+	}
+	line("**total**", func(s stepRuns) string { return fmt.Sprintf("**%d**", s.median().Requests.Total()) })
+	line("node listings", func(s stepRuns) string { return listingsCell(s.median().Requests) })
+	line("time in requests: sum / median / p90 (to response headers, up to 10 at once)", func(s stepRuns) string {
+		sum, med, p90 := s.median().Requests.Latency()
+		return fmt.Sprintf("%.1f s / %.0f ms / %.0f ms", sum/1000, med, p90)
+	})
+	line("failed requests", func(s stepRuns) string { return fmt.Sprint(s.median().Requests.Errors) })
+	line("provider processes (that made requests / all)", func(s stepRuns) string {
+		return fmt.Sprintf("%d / %d", s.median().Requests.Processes, s.median().PolledProcs)
+	})
+	line("same requests in every run", func(s stepRuns) string { return yesNoPlain(s.sameRequests()) })
+	line("provider peak RSS (VmHWM, highest run)", func(s stepRuns) string { return mib(s.peakKiB()) })
 }

@@ -99,6 +99,7 @@ type run struct {
 	// ProcessCPU is the CPU time of each provider process, in start order.
 	ProcessCPU []time.Duration
 	Changes    string // "Plan: 0 to add, 6 to change, 0 to destroy." or "No changes."
+	ProfileDir string // where the provider wrote its profiles (workspace.profile)
 }
 
 // PeakKiB is the provider's peak resident memory, from its own log or polling.
@@ -121,8 +122,10 @@ func (w *workspace) terraform(ctx context.Context, args []string, okCodes ...int
 	)
 	cmd.Env = append(cmd.Env, w.env...)
 	w.runs++
+	profileDir := ""
 	if w.profile != "" {
-		cmd.Env = append(cmd.Env, telemetry.ProfileEnv+"="+filepath.Join(w.profile, fmt.Sprintf("%s-%02d-%s", w.name, w.runs, args[0])))
+		profileDir = filepath.Join(w.profile, fmt.Sprintf("%s-%02d-%s", w.name, w.runs, args[0]))
+		cmd.Env = append(cmd.Env, telemetry.ProfileEnv+"="+profileDir)
 	}
 	// Its own process group, so that an interrupted run takes the provider
 	// processes terraform started along.
@@ -140,7 +143,7 @@ func (w *workspace) terraform(ctx context.Context, args []string, okCodes ...int
 	stop := make(chan struct{})
 	go func() { polled <- pollProviders(cmd.Process.Pid, stop) }()
 	err := cmd.Wait()
-	r := run{Wall: time.Since(start), Output: out.String()}
+	r := run{Wall: time.Since(start), Output: out.String(), ProfileDir: profileDir}
 	close(stop)
 	p := <-polled
 	r.PolledHWMKiB, r.PolledProcs = p.hwm, len(p.pids)

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,7 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -50,6 +53,9 @@ func (c *Client) DeploymentsNamed(ctx context.Context, name, labelSelector strin
 	}
 	seen := map[string]bool{}
 	var out []appsv1.Deployment
+	if objs, ok, err := c.named(ctx, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, name, labelSelector); err != nil || ok {
+		return fromUnstructured[appsv1.Deployment](objs, err)
+	}
 	for _, opts := range listOptions(name, labelSelector) {
 		list, err := typed.AppsV1().Deployments("").List(ctx, opts)
 		if err != nil {
@@ -84,6 +90,56 @@ func (c *Client) ConfigMapsNamed(ctx context.Context, name, labelSelector string
 				seen[key] = true
 				out = append(out, cm)
 			}
+		}
+	}
+	return out, nil
+}
+
+// named are the objects of a namespaced kind, in every namespace, named
+// name or matching labelSelector, from this run's listing of the kind (one
+// listing for every such lookup of a plan: each install's conflict rules
+// look for other controllers' Deployments; ConfigMaps are still found with
+// selectors, since a cluster's may be large documents); ok=false when the kind is not
+// listed (more than listLimit objects, or a role without list), and the
+// caller asks the server with selectors.
+func (c *Client) named(ctx context.Context, gvr schema.GroupVersionResource, name, labelSelector string) ([]*unstructured.Unstructured, bool, error) {
+	sel := labels.Nothing()
+	if labelSelector != "" {
+		var err error
+		if sel, err = labels.Parse(labelSelector); err != nil {
+			return nil, false, err
+		}
+	}
+	dyn, err := c.Dynamic()
+	if err != nil {
+		return nil, false, err
+	}
+	items, err := c.reads.listing(ctx, dyn.Resource(gvr), kindKey{gvr: gvr})
+	if err != nil || items == nil {
+		return nil, false, nil // the selectors' listings say why, if it persists
+	}
+	keys := make([]string, 0, len(items))
+	for k, o := range items {
+		if o.GetName() == name || sel.Matches(labels.Set(o.GetLabels())) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make([]*unstructured.Unstructured, len(keys))
+	for i, k := range keys {
+		out[i] = items[k]
+	}
+	return out, true, nil
+}
+
+func fromUnstructured[T any](objs []*unstructured.Unstructured, err error) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(objs))
+	for i, o := range objs {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &out[i]); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

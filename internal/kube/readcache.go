@@ -51,7 +51,7 @@ type kindKey struct {
 
 type listing struct {
 	done  chan struct{}
-	items map[string]*unstructured.Unstructured // by name; nil: not listable, read one by one
+	items map[string]*unstructured.Unstructured // by namespace/name; nil: not listable, read one by one
 }
 
 type readCache struct {
@@ -70,8 +70,19 @@ func (rc *readCache) invalidate() {
 // listed and it is not there); listed=false when the kind is not listable
 // and the caller must read the object itself.
 func (rc *readCache) lookup(ctx context.Context, ri dynamic.NamespaceableResourceInterface, key kindKey, name string) (obj *unstructured.Unstructured, found, listed bool, err error) {
+	items, err := rc.listing(ctx, ri, key)
+	if err != nil || items == nil {
+		return nil, false, false, err
+	}
+	obj, found = items[key.namespace+"/"+name]
+	return obj, found, true, nil
+}
+
+// listing is the kind's listing in key.namespace ("" for a namespaced
+// kind: every namespace), by namespace/name; nil when it is not listable.
+func (rc *readCache) listing(ctx context.Context, ri dynamic.NamespaceableResourceInterface, key kindKey) (map[string]*unstructured.Unstructured, error) {
 	if notListed[key.gvr.GroupResource()] {
-		return nil, false, false, nil
+		return nil, nil
 	}
 	rc.mu.Lock()
 	if rc.lists == nil {
@@ -87,32 +98,26 @@ func (rc *readCache) lookup(ctx context.Context, ri dynamic.NamespaceableResourc
 		select {
 		case <-l.done:
 		case <-ctx.Done():
-			return nil, false, false, ctx.Err()
+			return nil, ctx.Err()
 		}
-	} else {
-		items, err := list(ctx, ri, key.namespace)
-		l.items = items
-		close(l.done)
-		if err != nil && !refused(err) {
-			rc.mu.Lock()
-			if rc.lists[key] == l {
-				delete(rc.lists, key) // not cached: the next reader tries again
-			}
-			rc.mu.Unlock()
-			return nil, false, false, err
+		return l.items, nil
+	}
+	items, err := list(ctx, ri, key.namespace)
+	l.items = items
+	close(l.done)
+	if err != nil && !refused(err) {
+		rc.mu.Lock()
+		if rc.lists[key] == l {
+			delete(rc.lists, key) // not cached: the next reader tries again
 		}
-		// Refused (a role with get but not list): read one by one for the
-		// rest of the run, without asking again.
+		rc.mu.Unlock()
+		return nil, err
 	}
-	if l.items == nil {
-		return nil, false, false, nil
-	}
-	obj, found = l.items[name]
-	return obj, found, true, nil
+	// Refused (a role with get but not list): read one by one for the
+	// rest of the run, without asking again.
+	return items, nil
 }
 
-// list lists a kind in pages; nil items (and no error) when it holds more
-// than listLimit objects.
 func refused(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err)
 }
@@ -133,7 +138,7 @@ func list(ctx context.Context, ri dynamic.NamespaceableResourceInterface, namesp
 			return nil, nil
 		}
 		for i := range page.Items {
-			items[page.Items[i].GetName()] = &page.Items[i]
+			items[page.Items[i].GetNamespace()+"/"+page.Items[i].GetName()] = &page.Items[i]
 		}
 		if page.GetContinue() == "" {
 			return items, nil

@@ -99,22 +99,24 @@ func TestAccReadCacheOneListPerKind(t *testing.T) {
 
 	// Every install's conflict rules look for other controllers'
 	// Deployments by name or label in every namespace: one listing.
-	if _, err := c.Apply(ctx, deploymentKind, deployment("readcache-dep", 0, map[string]any{"containers": []any{container("c", "busybox")}})); err != nil {
+	dep := deployment("readcache-dep", 0, map[string]any{"containers": []any{container("c", "busybox")}})
+	dep.SetLabels(map[string]string{"app": "readcache-dep"})
+	if _, err := c.Apply(ctx, deploymentKind, dep); err != nil {
 		t.Fatal(err)
 	}
+	counter.take()
 	for _, q := range [][2]string{{"readcache-dep", ""}, {"none", "app=readcache-dep"}} {
 		got, err := c.DeploymentsNamed(ctx, q[0], q[1])
 		if err != nil || len(got) != 1 || got[0].Name != "readcache-dep" || got[0].Namespace != "default" {
 			t.Errorf("DeploymentsNamed(%q, %q) = %v, %v; want default/readcache-dep", q[0], q[1], got, err)
 		}
 	}
-	counter.take()
 	for _, q := range [][2]string{{"volcano-scheduler", "app=volcano-scheduler"}, {"mpi-operator", ""}, {"jobset-controller-manager", "control-plane=controller-manager"}} {
 		if _, err := c.DeploymentsNamed(ctx, q[0], q[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if got := counter.take(); len(got) != 1 || got["GET deployments"] != 1 {
-		t.Errorf("three lookups of Deployments by name made %v, want one listing", got)
+		t.Errorf("five lookups of Deployments by name or label made %v, want one listing", got)
 	}
 }

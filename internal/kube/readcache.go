@@ -41,7 +41,7 @@ const listLimit = 2000
 
 var notListed = map[schema.GroupResource]bool{
 	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
-	{Group: "", Resource: "secrets"}:                                      true,
+	{Group: "", Resource: "secrets"}:                                       true,
 }
 
 type kindKey struct {

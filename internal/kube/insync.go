@@ -114,15 +114,24 @@ func subset(want, live any) bool {
 		}
 		return true
 	default:
-		if w, ok := number(want); ok {
-			l, ok := number(live)
-			return ok && w == l // a manifest's YAML gives float64, the server's JSON int64
-		}
-		return reflect.DeepEqual(want, live)
+		return SameValue(want, live)
 	}
 }
 
-func number(v any) (float64, bool) {
+// SameValue compares two decoded JSON or YAML values, numbers by value
+// whatever their Go type: a manifest's YAML gives float64 where the
+// server's JSON gives int64 (and a json.Decoder with UseNumber a
+// json.Number).
+func SameValue(a, b any) bool {
+	if na, ok := Number(a); ok {
+		nb, ok := Number(b)
+		return ok && na == nb
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// Number is a decoded number's value, false for anything else.
+func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int64:
 		return float64(n), true
@@ -132,6 +141,9 @@ func number(v any) (float64, bool) {
 		return float64(n), true
 	case float64:
 		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
 	}
 	return 0, false
 }
@@ -225,7 +237,7 @@ func member(obj any, key string) (any, bool) {
 		}
 		l, _ := obj.([]any)
 		for _, e := range l {
-			if sameJSON(e, want) {
+			if SameValue(e, want) {
 				return e, true
 			}
 		}
@@ -243,16 +255,9 @@ func member(obj any, key string) (any, bool) {
 
 func hasKeys(m, keys map[string]any) bool {
 	for k, v := range keys {
-		if !sameJSON(m[k], v) {
+		if !SameValue(m[k], v) {
 			return false
 		}
 	}
 	return true
-}
-
-// sameJSON compares through JSON, so 80 (int64) and 80 (float64) agree.
-func sameJSON(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(x) == string(y)
 }

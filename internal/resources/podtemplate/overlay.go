@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -12,6 +11,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -319,26 +319,7 @@ func equivalent(a, b any) bool {
 		qb, eb := validators.ParseQuantity(y)
 		return ea == nil && eb == nil && qa.Cmp(qb) == 0
 	}
-	if na, ok := number(a); ok {
-		nb, ok := number(b)
-		return ok && na == nb
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case float64:
-		return n, true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	}
-	return 0, false
+	return kube.SameValue(a, b)
 }
 
 // readDocument returns prior when live (the decoded live value) is

@@ -3,6 +3,8 @@ package podtemplate
 import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 )
 
 // What an imported template says beyond the typed attributes: it becomes the
@@ -133,7 +135,7 @@ func serverDefault(k string, v any, parent map[string]any) bool {
 	case "schedulerName":
 		return isPodSpec && v == "default-scheduler"
 	case "terminationGracePeriodSeconds":
-		n, ok := number(v)
+		n, ok := kube.Number(v)
 		return isPodSpec && ok && n == 30
 	case "enableServiceLinks":
 		return isPodSpec && v == true
@@ -150,13 +152,13 @@ func serverDefault(k string, v any, parent map[string]any) bool {
 	case "creationTimestamp":
 		return v == nil
 	case "defaultMode":
-		n, ok := number(v)
+		n, ok := kube.Number(v)
 		return ok && n == defaultMode
 	case "apiVersion":
 		_, isFieldRef := parent["fieldPath"]
 		return isFieldRef && v == "v1"
 	case "periodSeconds", "timeoutSeconds", "successThreshold", "failureThreshold":
-		n, ok := number(v)
+		n, ok := kube.Number(v)
 		def := map[string]float64{"periodSeconds": defaultPeriod, "timeoutSeconds": defaultTimeout,
 			"successThreshold": defaultSuccess, "failureThreshold": defaultFailure}[k]
 		return isProbe && ok && n == def

@@ -18,10 +18,10 @@ import (
 // Drift of objects someone else created (a Helm chart's): each desired object
 // is compared with the live one locally (inSync), and only one that may
 // differ is server-side applied in dry-run mode, with force and the
-// provider's field manager, and the result compared with the live object. What the server
-// defaults, what controllers add and what other managers own but the desired
-// object does not set are the same on both sides, so only fields the desired
-// object sets and the live object disagrees on remain.
+// provider's field manager, and the result compared with the live object.
+// What the server defaults, what controllers add and what other managers own
+// but the desired object does not set are the same on both sides, so only
+// fields the desired object sets and the live object disagrees on remain.
 
 // Change is one field whose live value differs from the desired one.
 type Change struct {

@@ -51,11 +51,11 @@ func (c *Client) DeploymentsNamed(ctx context.Context, name, labelSelector strin
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []appsv1.Deployment
 	if objs, ok, err := c.named(ctx, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, name, labelSelector); err != nil || ok {
 		return fromUnstructured[appsv1.Deployment](objs, err)
 	}
+	seen := map[string]bool{}
+	var out []appsv1.Deployment
 	for _, opts := range listOptions(name, labelSelector) {
 		list, err := typed.AppsV1().Deployments("").List(ctx, opts)
 		if err != nil {
@@ -99,9 +99,9 @@ func (c *Client) ConfigMapsNamed(ctx context.Context, name, labelSelector string
 // name or matching labelSelector, from this run's listing of the kind (one
 // listing for every such lookup of a plan: each install's conflict rules
 // look for other controllers' Deployments; ConfigMaps are still found with
-// selectors, since a cluster's may be large documents); ok=false when the kind is not
-// listed (more than listLimit objects, or a role without list), and the
-// caller asks the server with selectors.
+// selectors, since a cluster's may be large documents); ok=false when the
+// kind is not listed (more than listLimit objects, or a role without list),
+// and the caller asks the server with selectors.
 func (c *Client) named(ctx context.Context, gvr schema.GroupVersionResource, name, labelSelector string) ([]*unstructured.Unstructured, bool, error) {
 	sel := labels.Nothing()
 	if labelSelector != "" {

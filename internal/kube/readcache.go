@@ -16,10 +16,14 @@ import (
 // The per-run read cache (issue #30). A refresh reads every object the
 // state holds, one GET each: 20 ClusterQueues were 20 round trips, and an
 // install's drift check one per chart object. Instead, the first read of a
-// kind (in a namespace, for namespaced kinds) in a provider run lists it, in
-// pages, and later reads of that kind are answered from the listing. Terraform
-// starts the provider for each command, so the listing is as fresh as the
-// command.
+// kind in a provider run lists it, in pages, and later reads of that kind are
+// answered from the listing. Terraform starts the provider for each command,
+// so the listing is as fresh as the command.
+//
+// A namespaced kind is listed across every namespace first: five releases in
+// five namespaces read their Roles, Services and ServiceAccounts with one
+// listing each, not five. When that listing is refused (a role granted in
+// some namespaces only) or too large, the object's namespace is listed.
 //
 // Reads after a write must see it: every request through this client that
 // can change the cluster (any verb but GET, LIST and WATCH, and not a dry
@@ -31,8 +35,11 @@ import (
 //     thousands of Workloads or Pods to read the few a plan manages costs
 //     more than the GETs; the first page says how many there are
 //     (remainingItemCount), so such a kind costs one page, once;
-//   - CustomResourceDefinitions: each is large (Kueue's 11 are 830 KB) and
-//     a cluster may hold hundreds; a listing would hold them all in memory;
+//   - CustomResourceDefinitions when the cluster has more than
+//     bulkyLimits' 100: each is large (Kueue's 11 are 830 KB; an operator
+//     like Crossplane's brings hundreds), so a first page of one object
+//     counts them before anything large is read; a platform's 20 cost two
+//     requests instead of 20;
 //   - Secrets: a listing would read every secret in the namespace, not only
 //     the chart's.
 
@@ -40,8 +47,13 @@ import (
 const listLimit = 2000
 
 var notListed = map[schema.GroupResource]bool{
-	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: true,
-	{Group: "", Resource: "secrets"}:                                       true,
+	{Group: "", Resource: "secrets"}: true,
+}
+
+// bulkyLimits are kinds whose objects are large: a first page of one
+// counts them, and the kind is listed only when there are at most this many.
+var bulkyLimits = map[schema.GroupResource]int{
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: 100,
 }
 
 type kindKey struct {
@@ -70,7 +82,10 @@ func (rc *readCache) invalidate() {
 // listed and it is not there); listed=false when the kind is not listable
 // and the caller must read the object itself.
 func (rc *readCache) lookup(ctx context.Context, ri dynamic.NamespaceableResourceInterface, key kindKey, name string) (obj *unstructured.Unstructured, found, listed bool, err error) {
-	items, err := rc.listing(ctx, ri, key)
+	items, err := rc.listing(ctx, ri, kindKey{gvr: key.gvr}) // every namespace, or a cluster-scoped kind
+	if err == nil && items == nil && key.namespace != "" {
+		items, err = rc.listing(ctx, ri, key) // refused or too large across the cluster: the namespace
+	}
 	if err != nil || items == nil {
 		return nil, false, false, err
 	}
@@ -102,7 +117,7 @@ func (rc *readCache) listing(ctx context.Context, ri dynamic.NamespaceableResour
 		}
 		return l.items, nil
 	}
-	items, err := list(ctx, ri, key.namespace)
+	items, err := list(ctx, ri, key.namespace, bulkyLimits[key.gvr.GroupResource()])
 	l.items = items
 	close(l.done)
 	if err != nil && !refused(err) {
@@ -122,19 +137,26 @@ func refused(err error) bool {
 	return apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err) || apierrors.IsNotFound(err)
 }
 
-func list(ctx context.Context, ri dynamic.NamespaceableResourceInterface, namespace string) (map[string]*unstructured.Unstructured, error) {
+// list reads the kind in pages of pageSize; nil when it holds more than
+// listLimit objects, or more than bulky when bulky > 0 (counted by a first
+// page of one object).
+func list(ctx context.Context, ri dynamic.NamespaceableResourceInterface, namespace string, bulky int) (map[string]*unstructured.Unstructured, error) {
 	var r dynamic.ResourceInterface = ri
 	if namespace != "" {
 		r = ri.Namespace(namespace)
 	}
-	items := map[string]*unstructured.Unstructured{}
+	limit := listLimit
 	opts := metav1.ListOptions{Limit: pageSize}
+	if bulky > 0 {
+		limit, opts.Limit = bulky, 1
+	}
+	items := map[string]*unstructured.Unstructured{}
 	for {
 		page, err := r.List(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
-		if rem := page.GetRemainingItemCount(); rem != nil && int(*rem)+len(items)+len(page.Items) > listLimit {
+		if rem := page.GetRemainingItemCount(); rem != nil && int(*rem)+len(items)+len(page.Items) > limit {
 			return nil, nil
 		}
 		for i := range page.Items {
@@ -143,10 +165,10 @@ func list(ctx context.Context, ri dynamic.NamespaceableResourceInterface, namesp
 		if page.GetContinue() == "" {
 			return items, nil
 		}
-		if len(items) >= listLimit {
+		if len(items) >= limit {
 			return nil, nil
 		}
-		opts.Continue = page.GetContinue()
+		opts.Limit, opts.Continue = pageSize, page.GetContinue()
 	}
 }
 

@@ -88,13 +88,32 @@ func TestAccReadCacheOneListPerKind(t *testing.T) {
 		t.Errorf("read after the client's own write: %v %v, want v=2", got, err)
 	}
 
+	// CRDs are counted by a first page of one, then listed when there are
+	// at most 100: two requests for every CRD a plan reads.
 	crd := kube.Kind{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions", Kind: "CustomResourceDefinition"}
 	counter.take()
-	if _, _, err := c.Read(ctx, crd, kube.Ref{Name: "widgets.insync.example"}); err != nil {
+	for _, name := range []string{"widgets.insync.example", "none.insync.example"} {
+		if _, _, err := c.Read(ctx, crd, kube.Ref{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := counter.take(); len(got) != 1 || got["GET customresourcedefinitions"] < 1 || got["GET customresourcedefinitions"] > 2 {
+		t.Errorf("two CRD reads made %v, want a count and a listing (GET customresourcedefinitions twice at most) and no GET of one", got)
+	}
+
+	// A namespaced kind is listed across every namespace once: reads in
+	// two namespaces are one listing.
+	if _, err := c.Apply(ctx, configMapKind, kube.NewObject(configMapKind, kube.Ref{Namespace: "kube-system", Name: "readcache-other"}, map[string]any{"data": map[string]any{"v": "3"}})); err != nil {
 		t.Fatal(err)
 	}
-	if got := counter.take(); got["GET widgets.insync.example"] != 1 || got["GET customresourcedefinitions"] != 0 {
-		t.Errorf("a CRD read made %v, want one GET of it and no listing", got)
+	counter.take()
+	for _, ref := range []kube.Ref{{Namespace: "default", Name: "readcache-1"}, {Namespace: "kube-system", Name: "readcache-other"}} {
+		if _, found, err := c.Read(ctx, configMapKind, ref); err != nil || !found {
+			t.Errorf("read %v: found=%v err=%v", ref, found, err)
+		}
+	}
+	if got := counter.take(); len(got) != 1 || got["GET configmaps"] != 1 {
+		t.Errorf("reads in two namespaces made %v, want one listing across namespaces", got)
 	}
 
 	// Every install's conflict rules look for other controllers'

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	helmkube "helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -67,20 +65,9 @@ func (r *Release) config() (*action.Configuration, error) {
 }
 
 // Get returns the release's latest revision, or found=false when there is
-// none.
+// none (see latest).
 func (r *Release) Get(ctx context.Context) (*release.Release, bool, error) {
-	cfg, err := r.config()
-	if err != nil {
-		return nil, false, err
-	}
-	rel, err := cfg.Releases.Last(r.Name)
-	if errors.Is(err, driver.ErrReleaseNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("reading release %s: %w", r.ID(), err)
-	}
-	return rel, true, nil
+	return r.latest(ctx)
 }
 
 // Options are what an install or upgrade needs besides the release's name.
@@ -332,16 +319,10 @@ func Objects(rel *release.Release) ([]*unstructured.Unstructured, error) {
 }
 
 func parseManifests(manifest string) ([]*unstructured.Unstructured, error) {
-	docs := releaseutil.SplitManifests(manifest)
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
-	}
-	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	var out []*unstructured.Unstructured
-	for _, k := range keys {
+	for _, doc := range splitDocuments(manifest) {
 		obj := map[string]any{}
-		if err := yaml.Unmarshal([]byte(docs[k]), &obj); err != nil {
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
 			return nil, fmt.Errorf("parsing the release manifest: %w", err)
 		}
 		if len(obj) == 0 {
@@ -360,6 +341,36 @@ func parseManifests(manifest string) ([]*unstructured.Unstructured, error) {
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// splitDocuments cuts a multi-document YAML stream at each line that starts
+// with "---", in order, leaving out empty documents. Helm's SplitManifests
+// does the same with a regular expression over the whole text and returns a
+// map to sort again; at every plan of a platform (five releases, Kueue's
+// manifest alone 900 KB) that was two thirds of the parsing time.
+func splitDocuments(stream string) []string {
+	var docs []string
+	start := 0
+	add := func(end int) {
+		if doc := strings.TrimSpace(stream[start:end]); doc != "" {
+			docs = append(docs, doc)
+		}
+	}
+	for i := 0; i < len(stream); {
+		end := strings.IndexByte(stream[i:], '\n')
+		if end < 0 {
+			end = len(stream)
+		} else {
+			end += i
+		}
+		if strings.HasPrefix(stream[i:end], "---") {
+			add(i)
+			start = i + 3 // the rest of the line, if any, opens the next document
+		}
+		i = end + 1
+	}
+	add(len(stream))
+	return docs
 }
 
 // crdObjects are the CRDs of the chart's crds/ directory, which Helm creates

@@ -156,7 +156,7 @@ func runBench(ctx context.Context, o options) (err error) {
 		if err := copyFile(o.provider, filepath.Join(b.providerDir, "terraform-provider-aiplatform")); err != nil {
 			return err
 		}
-		if err := buildFloorProvider(ctx, b.repo, b.providerDir); err != nil {
+		if err := buildFloorProviders(ctx, b.repo, b.providerDir); err != nil {
 			return err
 		}
 	} else {
@@ -165,7 +165,7 @@ func runBench(ctx context.Context, o options) (err error) {
 		if err := buildProvider(ctx, b.repo, b.providerDir); err != nil {
 			return err
 		}
-		if err := buildFloorProvider(ctx, b.repo, b.providerDir); err != nil {
+		if err := buildFloorProviders(ctx, b.repo, b.providerDir); err != nil {
 			return err
 		}
 		logf("provider built (%s)", since(t))

@@ -269,7 +269,16 @@ type platformResult struct {
 	LockWait              time.Duration // waiting for the MPI Operator's port
 	ApplyAI, ApplyFloor   run
 	PlanAI, PlanFloor     stepRuns
-	Profile               string // pprof -top of an extra profiled plan
+	// The schema floor (bench/schemafloor): the aiplatform configuration
+	// on a provider with aiplatform's schemas and no logic.
+	ApplySchema run
+	PlanSchema  stepRuns
+	Profile     string // pprof -top of an extra profiled plan
+}
+
+// schemaFloorConfig is c's configuration served by bench/schemafloor.
+func schemaFloorConfig(c string) string {
+	return strings.Replace(c, `source = "aiplatform/aiplatform"`, `source = "aiplatform/schemafloor"`, 1)
 }
 
 // runPlatform measures the platform shape on the cluster b.cluster, which
@@ -290,6 +299,10 @@ func (b *bench) runPlatform(ctx context.Context, started time.Duration) (*platfo
 	if err != nil {
 		return nil, err
 	}
+	schema, err := newWorkspace(b.root, "platform-schemafloor", b.o.terraform, b.providerDir, kc, schemaFloorConfig(charts.aiplatformConfig()))
+	if err != nil {
+		return nil, err
+	}
 	t := time.Now()
 	release, err := awaitMPIOperatorPort(ctx)
 	if err != nil {
@@ -307,14 +320,21 @@ func (b *bench) runPlatform(ctx context.Context, started time.Duration) (*platfo
 	if res.ApplyAI, err = ai.terraform(ctx, []string{"apply", "-auto-approve"}); err != nil {
 		return nil, err
 	}
-	logf("  apply: aiplatform %s (%s), terraform_data %s (%s)", secs(res.ApplyAI.Wall), res.ApplyAI.Changes, secs(res.ApplyFloor.Wall), res.ApplyFloor.Changes)
+	if res.ApplySchema, err = schema.terraform(ctx, []string{"apply", "-auto-approve"}); err != nil {
+		return nil, err
+	}
+	logf("  apply: aiplatform %s (%s), terraform_data %s (%s), schema floor %s", secs(res.ApplyAI.Wall), res.ApplyAI.Changes,
+		secs(res.ApplyFloor.Wall), res.ApplyFloor.Changes, secs(res.ApplySchema.Wall))
 
 	logf("platform: refresh + plan, no change (%d runs each)", b.o.repeat)
 	plan := []string{"plan", "-detailed-exitcode"}
 	if res.PlanAI, res.PlanFloor, err = b.pair(ctx, "plan", ai, floor, plan, plan); err != nil {
 		return nil, err
 	}
-	for _, r := range append(append(stepRuns{}, res.PlanAI...), res.PlanFloor...) {
+	if res.PlanSchema, err = b.repeatRuns(ctx, "plan, schema floor", schema, plan); err != nil {
+		return nil, err
+	}
+	for _, r := range append(append(append(stepRuns{}, res.PlanAI...), res.PlanFloor...), res.PlanSchema...) {
 		if r.ExitCode != 0 {
 			return nil, fmt.Errorf("platform: plan right after apply is not empty:\n%s", tail(r.Output, 60))
 		}

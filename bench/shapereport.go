@@ -66,6 +66,16 @@ func (r *platformResult) markdown(m machine, command string) string {
 	planRow(w, "apply on the empty cluster", r.ApplyAI, r.ApplyFloor)
 	planRow(w, "refresh + plan, no change", r.PlanAI.median(), r.PlanFloor.median())
 	w("\nEvery run (wall): plan, no change — aiplatform %s; floor %s.\n\n", r.PlanAI.walls(), r.PlanFloor.walls())
+	if len(r.PlanSchema) > 0 {
+		sp, ap := r.PlanSchema.median(), r.PlanAI.median()
+		w("The schema floor (`bench/schemafloor`): the same configuration on a terraform-plugin-framework provider with "+
+			"aiplatform's provider, resource and data source schemas (attributes, validators, plan modifiers) and none of its "+
+			"logic — no cluster, no plan-time checks, Read keeps the state — what the framework and Terraform cost for these "+
+			"schemas. Refresh + plan, no change: **%s** (CPU %s, of which provider %s; every run %s); aiplatform is %.2f× it, "+
+			"and adds %s of wall time and %s of provider CPU.\n\n",
+			secs(sp.Wall), secs(sp.TotalCPU), secs(sp.ProviderCPU), r.PlanSchema.walls(), ratio(ap.Wall, sp.Wall),
+			secs(ap.Wall-sp.Wall), secs(ap.ProviderCPU-sp.ProviderCPU))
+	}
 	w("Requests the provider made (all provider processes of one terraform command):\n\n")
 	requestTable(&b, []namedRuns{{"apply on the empty cluster", stepRuns{r.ApplyAI}}, {"refresh + plan, no change", r.PlanAI}})
 	profileBlock(&b, r.Profile)

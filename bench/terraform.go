@@ -23,9 +23,14 @@ func buildProvider(ctx context.Context, repo, dir string) error {
 	return goBuild(ctx, repo, filepath.Join(dir, "terraform-provider-aiplatform"), ".")
 }
 
-// buildFloorProvider builds the framework floor (bench/floorprovider) into dir.
-func buildFloorProvider(ctx context.Context, repo, dir string) error {
-	return goBuild(ctx, repo, filepath.Join(dir, "terraform-provider-floor"), "./bench/floorprovider")
+// buildFloorProviders builds the framework floors into dir:
+// bench/floorprovider (one terraform_data-like resource) and
+// bench/schemafloor (aiplatform's schemas, no logic).
+func buildFloorProviders(ctx context.Context, repo, dir string) error {
+	if err := goBuild(ctx, repo, filepath.Join(dir, "terraform-provider-floor"), "./bench/floorprovider"); err != nil {
+		return err
+	}
+	return goBuild(ctx, repo, filepath.Join(dir, "terraform-provider-schemafloor"), "./bench/schemafloor")
 }
 
 func goBuild(ctx context.Context, repo, out, pkg string) error {
@@ -74,7 +79,8 @@ func newWorkspace(root, name, terraform, providerDir, kubeconfig, config string)
 		return nil, err
 	}
 	rc := filepath.Join(dir, "terraformrc")
-	body := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"aiplatform/aiplatform\" = %q\n    \"aiplatform/floor\" = %q\n  }\n  direct {}\n}\n", providerDir, providerDir)
+	body := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"aiplatform/aiplatform\" = %q\n    \"aiplatform/floor\" = %q\n    \"aiplatform/schemafloor\" = %q\n  }\n  direct {}\n}\n",
+		providerDir, providerDir, providerDir)
 	if err := os.WriteFile(rc, []byte(body), 0o644); err != nil {
 		return nil, err
 	}

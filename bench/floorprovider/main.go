@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"log"
-	"os"
 	"strconv"
 	"sync/atomic"
 
@@ -23,18 +22,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/telemetry"
 )
 
 func main() {
-	// As the aiplatform provider does (main.go): no SDK trace logs unless
-	// Terraform collects logs, so that both pay the same for logging.
-	if os.Getenv("TF_LOG") == "" && os.Getenv("TF_LOG_PROVIDER") == "" {
-		for _, k := range []string{"TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO"} {
-			if os.Getenv(k) == "" {
-				_ = os.Setenv(k, "off")
-			}
-		}
-	}
+	telemetry.QuietSDKLogs() // as the aiplatform provider does
 	err := providerserver.Serve(context.Background(), func() provider.Provider { return floor{} },
 		providerserver.ServeOpts{Address: "registry.terraform.io/aiplatform/floor"})
 	if err != nil {

@@ -11,7 +11,8 @@ var LWS = Product{
 	ChartRepo: "oci://registry.k8s.io/lws/charts", ChartName: "lws", ChartDir: "charts/lws",
 	DefaultVersion: "0.7.0",
 	Release:        "lws", Namespace: "lws-system",
-	Serves: "leaderworkerset.x-k8s.io/v1",
+	Serves:   "leaderworkerset.x-k8s.io/v1",
+	Upgrades: LWSUpgrades,
 }
 
 // LWSKind is a LeaderWorkerSet.

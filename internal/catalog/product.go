@@ -18,6 +18,8 @@ type Product struct {
 	// Serves is the group/version whose being served says the product's
 	// CRDs are in a cluster.
 	Serves string
+	// Upgrades are upstream's rules and notes for version changes.
+	Upgrades Upgrades
 }
 
 // ModuleVersion is the module's tag of a chart version: "0.7.0" → "v0.7.0".

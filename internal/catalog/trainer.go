@@ -13,7 +13,8 @@ var Trainer = Product{
 	ChartRepo: "oci://ghcr.io/kubeflow/charts", ChartName: "kubeflow-trainer", ChartDir: "charts/kubeflow-trainer",
 	DefaultVersion: "2.3.0",
 	Release:        "kubeflow-trainer", Namespace: "kubeflow-system",
-	Serves: TrainerGroup + "/" + trainerVersion,
+	Serves:   TrainerGroup + "/" + trainerVersion,
+	Upgrades: TrainerUpgrades,
 }
 
 const (

@@ -71,12 +71,14 @@ type Chart struct {
 	Default   Source // default repository and name; Version is the default version
 	Release   string // default release name
 	Namespace string // default namespace
+	// Upgrades are upstream's rules and notes for version changes.
+	Upgrades catalog.Upgrades
 }
 
 // chartOf is a product's chart as the catalogue states it.
 func chartOf(p catalog.Product) Chart {
 	return Chart{Product: p.Name, Default: Source{Repository: p.ChartRepo, Name: p.ChartName, Version: p.DefaultVersion},
-		Release: p.Release, Namespace: p.Namespace}
+		Release: p.Release, Namespace: p.Namespace, Upgrades: p.Upgrades}
 }
 
 // Config is a chart's typed configuration: what the provider's attributes

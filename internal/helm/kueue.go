@@ -20,6 +20,7 @@ var Kueue = Chart{
 	Default:   Source{Repository: catalog.KueueChartRepo, Name: catalog.KueueChartName, Version: catalog.KueueDefaultVersion},
 	Release:   catalog.KueueRelease,
 	Namespace: catalog.KueueNamespace,
+	Upgrades:  catalog.KueueUpgrades,
 }
 
 // Where Kueue's chart keeps what KueueConfig sets: the manager's whole

@@ -44,6 +44,36 @@ func (c *Client) CRD(ctx context.Context, name string) (*apiextensionsv1.CustomR
 	return &crd, nil
 }
 
+// StoredVersions is status.storedVersions of every CRD of group, by CRD
+// name: the API versions objects of each may still be stored at. An empty
+// map when the group has no CRD. Read from this run's listing of CRDs when
+// there is one (see the read cache).
+func (c *Client) StoredVersions(ctx context.Context, group string) (map[string][]string, error) {
+	dyn, err := c.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	items, err := c.reads.listing(ctx, dyn.Resource(crdGVR), kindKey{gvr: crdGVR})
+	if err != nil || items == nil {
+		list, err := dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, c.explain(ctx, err, "list", Kind{Group: crdGVR.Group, Version: crdGVR.Version, Resource: crdGVR.Resource, Kind: "CustomResourceDefinition"}, Ref{})
+		}
+		items = map[string]*unstructured.Unstructured{}
+		for i := range list.Items {
+			items[list.Items[i].GetName()] = &list.Items[i]
+		}
+	}
+	out := map[string][]string{}
+	for _, crd := range items {
+		if g, _, _ := unstructured.NestedString(crd.Object, "spec", "group"); g != group {
+			continue
+		}
+		out[crd.GetName()], _, _ = unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
+	}
+	return out, nil
+}
+
 // DeploymentsNamed lists the Deployments of that name in every namespace,
 // plus those matching labelSelector when it is not empty.
 func (c *Client) DeploymentsNamed(ctx context.Context, name, labelSelector string) ([]appsv1.Deployment, error) {

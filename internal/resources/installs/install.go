@@ -87,6 +87,10 @@ type backend[T any] interface {
 	name(m *T) (name types.String, fixed bool)
 	// plan does the back end's part of a plan (cfg: the configuration).
 	plan(ctx context.Context, cfg tfsdk.Config, m *T) diag.Diagnostics
+	// upgrade judges a planned change of version from prior's to m's:
+	// what it changes for users (warnings) and the paths upstream forbids
+	// (errors naming the safe path).
+	upgrade(ctx context.Context, m, prior *T) diag.Diagnostics
 	// same reports whether the plan m applies what prior has applied
 	// (plan, state and config are the raw values).
 	same(plan, state, config tftypes.Value, m, prior *T) bool
@@ -230,6 +234,9 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 	var prior T
 	if resp.Diagnostics.Append(req.State.Get(ctx, &prior)...); resp.Diagnostics.HasError() {
+		return
+	}
+	if resp.Diagnostics.Append(r.backend.upgrade(ctx, &m, &prior)...); resp.Diagnostics.HasError() {
 		return
 	}
 	if len(P(&prior).install().Drift.Elements()) == 0 && r.backend.same(req.Plan.Raw, req.State.Raw, req.Config.Raw, &m, &prior) {

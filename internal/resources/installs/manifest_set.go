@@ -97,6 +97,8 @@ func (r *manifestBackend[T, P]) same(_, _, _ tftypes.Value, m, prior *T) bool {
 }
 
 // keep is the plan with the recorded drift (none).
+func (r *manifestBackend[T, P]) upgrade(context.Context, *T, *T) diag.Diagnostics { return nil }
+
 func (r *manifestBackend[T, P]) keep(m, prior *T) *T {
 	P(m).install().Drift = P(prior).install().Drift
 	return m

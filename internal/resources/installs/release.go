@@ -26,8 +26,10 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/helm"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -117,7 +119,7 @@ func (r *helmBackend[T, P]) schema() (map[string]schema.Attribute, string) {
 	ch := r.spec.Chart
 	defaultChart := fmt.Sprintf("`{ repository = %q, name = %q }`", ch.Default.Repository, ch.Default.Name)
 	version := schema.StringAttribute{
-		MarkdownDescription: fmt.Sprintf("Version of the %s chart. Changing it upgrades the release.", ch.Product),
+		MarkdownDescription: fmt.Sprintf("Version of the %s chart. Changing it upgrades the release.", ch.Product) + upgradeDoc(ch.Upgrades),
 		Validators:          []validator.String{nonEmpty{}},
 	}
 	if ch.Default.Version != "" {
@@ -220,6 +222,56 @@ func (r *helmBackend[T, P]) install(m *T) (helm.Install, bool) {
 func (r *helmBackend[T, P]) name(m *T) (types.String, bool) { return P(m).release().Name, false }
 
 func (r *helmBackend[T, P]) plan(context.Context, tfsdk.Config, *T) diag.Diagnostics { return nil }
+
+// upgradeDoc says what the plan of a version change shows and refuses, when
+// the catalogue has rules for the product.
+func upgradeDoc(u catalog.Upgrades) string {
+	if u.Group == "" {
+		return ""
+	}
+	var rules []string
+	for _, g := range u.Through {
+		rules = append(rules, fmt.Sprintf("an upgrade from below %s to a later minor version (it must stop at %s first)", g.Version, g.Version))
+	}
+	for _, a := range u.Unserves {
+		rules = append(rules, fmt.Sprintf("an upgrade to %s or later while a CRD's `status.storedVersions` still lists %s, which %s stops serving", a.Since, a.Version, a.Since))
+	}
+	for _, a := range u.Stores {
+		rules = append(rules, fmt.Sprintf("a downgrade from %s or later to a version before it (objects are stored at %s since)", a.Since, a.Version))
+	}
+	doc := " The plan of a change warns of what the new version changes for users (upstream's release notes, as the provider knows them)"
+	if len(rules) > 0 {
+		doc += " and refuses, naming the safe path, " + strings.Join(rules, "; ")
+	}
+	return doc + "."
+}
+
+// upgrade judges a change of version with upstream's rules
+// (catalog.Upgrades), against the stored versions of the live CRDs.
+func (r *helmBackend[T, P]) upgrade(ctx context.Context, m, prior *T) diag.Diagnostics {
+	var diags diag.Diagnostics
+	u, product := r.spec.Chart.Upgrades, r.spec.Chart.Product
+	from, to := P(prior).release().Version, P(m).release().Version
+	if u.Group == "" || r.client == nil || !object.Known(from) || !object.Known(to) || from.ValueString() == to.ValueString() {
+		return diags
+	}
+	stored, err := r.client.StoredVersions(ctx, u.Group)
+	if err != nil {
+		diags.AddAttributeWarning(path.Root("version"), "Upgrade check could not read the CRDs",
+			fmt.Sprintf("Whether objects of %s are still stored at an API version %s %s no longer serves could not be checked: %v",
+				u.Group, product, to.ValueString(), err))
+	}
+	p := u.Plan(product, from.ValueString(), to.ValueString(), stored)
+	if p.Refusal != "" {
+		diags.AddAttributeError(path.Root("version"), fmt.Sprintf("Upgrade path not supported by %s", product), p.Refusal)
+		return diags
+	}
+	if len(p.Notes) > 0 {
+		diags.AddAttributeWarning(path.Root("version"), fmt.Sprintf("%s %s → %s changes what users see", product, from.ValueString(), to.ValueString()),
+			"- "+strings.Join(p.Notes, "\n- "))
+	}
+	return diags
+}
 
 // same: the plan differs from the state in settings alone (or not at all).
 func (r *helmBackend[T, P]) same(plan, state, config tftypes.Value, _, _ *T) bool {

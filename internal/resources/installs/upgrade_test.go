@@ -1,0 +1,91 @@
+package installs_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+)
+
+// A version change of an install is a planned change like any other
+// (issue #29): the plan of Kueue 0.17.0 → 0.19.2 warns of what 0.19 changes
+// for users; an upgrade to 0.20 while a CRD still lists v1beta1 in
+// status.storedVersions is refused at plan, naming the safe path, and
+// changes nothing; the upgrade applies in place and the next plan is empty.
+func TestAccKueueUpgradePlan(t *testing.T) {
+	env := acctest.Env(t)
+	ctx := context.Background()
+	src := t.TempDir()
+	write := func(dir, version string) {
+		t.Helper()
+		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + kueueBlockAt(t, version, "")
+		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(src, "v0.17.0")
+	w := acctest.NewWorkspace(t, env, src)
+	if _, err := w.Run("apply", "-auto-approve"); err != nil {
+		t.Fatal(err)
+	}
+
+	crds := env.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	const cq = "clusterqueues.kueue.x-k8s.io"
+	setStored := func(versions string) {
+		t.Helper()
+		patch := `{"status":{"storedVersions":` + versions + `}}`
+		if _, err := crds.Patch(ctx, cq, k8stypes.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+			t.Fatalf("setting the stored versions of %s to %s: %v", cq, versions, err)
+		}
+	}
+	// A cluster that once ran Kueue ≤ 0.15 still lists v1beta1.
+	setStored(`["v1beta1","v1beta2"]`)
+	write(w.Dir(), "v0.19.2")
+	body, _ := os.ReadFile(filepath.Join(w.Dir(), "main.tf"))
+	if err := os.WriteFile(filepath.Join(w.Dir(), "main.tf"), []byte(strings.Replace(string(body), `version = "0.19.2"`, `version = "0.20.0"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.Run("plan")
+	if err == nil {
+		t.Fatalf("plan of 0.17.0 → 0.20.0 with v1beta1 stored was not refused:\n%s", out)
+	}
+	for _, want := range []string{"Error: Upgrade path not supported by Kueue", "Kueue 0.20.0 stops serving", "kueue.x-k8s.io/v1beta1", cq, "stay below 0.20.0", `with aiplatform_kueue.this`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the refusal lacks %q:\n%s", want, out)
+		}
+	}
+	setStored(`["v1beta2"]`)
+
+	write(w.Dir(), "v0.19.2")
+	out, err = w.Run("plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Warning: Kueue 0.17.0 → 0.19.2 changes what users see", "WaitForPodsReady is on by default",
+		"wait_for_pods_ready = { enable = false }", "KubeRay sidecars count against quota", "~ version"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the upgrade's plan lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := w.Run("apply", "-auto-approve"); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := w.PlanExitCode(); code != 0 || strings.Contains(out, "changes what users see") {
+		t.Errorf("plan after the upgrade: exit %d, want 0 and no upgrade warning:\n%s", code, out)
+	}
+	dep, err := env.Dynamic.Resource(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}).
+		Namespace("kueue-system").Get(ctx, "kueue-controller-manager", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if labels := dep.GetLabels(); !strings.Contains(labels["helm.sh/chart"]+labels["app.kubernetes.io/version"], "0.19") {
+		t.Errorf("after the upgrade the manager's Deployment is labelled %v, want the 0.19 chart's", labels)
+	}
+}

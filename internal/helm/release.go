@@ -64,12 +64,6 @@ func (r *Release) config() (*action.Configuration, error) {
 	return cfg, nil
 }
 
-// Get returns the release's latest revision, or found=false when there is
-// none (see latest).
-func (r *Release) Get(ctx context.Context) (*release.Release, bool, error) {
-	return r.latest(ctx)
-}
-
 // Options are what an install or upgrade needs besides the release's name.
 type Options struct {
 	Chart   *chart.Chart

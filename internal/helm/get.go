@@ -15,13 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// latest is the release's newest revision, read for a refresh or a plan
-// (Get). Helm's storage decodes every revision it keeps (up to maxHistory
+// Get returns the release's newest revision, or found=false when there is
+// none: what a refresh or a plan reads. Helm's storage decodes every revision it keeps (up to maxHistory
 // records, each the whole chart, gzipped) to return the newest; a plan of
 // five releases spent a third of a second doing so. This reads the same
 // records with one labelled listing, as Helm's Secrets driver does, and
 // decodes only the one with the highest version label.
-func (r *Release) latest(ctx context.Context) (*release.Release, bool, error) {
+func (r *Release) Get(ctx context.Context) (*release.Release, bool, error) {
 	typed, err := r.Client.Typed()
 	if err != nil {
 		return nil, false, err

@@ -21,7 +21,10 @@ import (
 // Look-ups across namespaces for software installed by anyone (Helm, kubectl,
 // an operator): what the conflict rules between installs need to see.
 
-var crdGVR = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+var (
+	crdGVR  = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+	crdKind = Kind{Group: crdGVR.Group, Version: crdGVR.Version, Resource: crdGVR.Resource, Kind: "CustomResourceDefinition"}
+)
 
 // CRD returns the CustomResourceDefinition named e.g.
 // "podgroups.scheduling.volcano.sh", or nil when there is none.
@@ -35,7 +38,7 @@ func (c *Client) CRD(ctx context.Context, name string) (*apiextensionsv1.CustomR
 		return nil, nil
 	}
 	if err != nil {
-		return nil, c.explain(ctx, err, "read", Kind{Group: crdGVR.Group, Version: crdGVR.Version, Resource: crdGVR.Resource, Kind: "CustomResourceDefinition"}, Ref{Name: name})
+		return nil, c.explain(ctx, err, "read", crdKind, Ref{Name: name})
 	}
 	var crd apiextensionsv1.CustomResourceDefinition
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &crd); err != nil {
@@ -57,7 +60,7 @@ func (c *Client) StoredVersions(ctx context.Context, group string) (map[string][
 	if err != nil || items == nil {
 		list, err := dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, c.explain(ctx, err, "list", Kind{Group: crdGVR.Group, Version: crdGVR.Version, Resource: crdGVR.Resource, Kind: "CustomResourceDefinition"}, Ref{})
+			return nil, c.explain(ctx, err, "list", crdKind, Ref{})
 		}
 		items = map[string]*unstructured.Unstructured{}
 		for i := range list.Items {

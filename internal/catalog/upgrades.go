@@ -46,8 +46,9 @@ type UpgradePlan struct {
 }
 
 // Plan is an upgrade (or downgrade) of product from → to. stored is
-// status.storedVersions of each live CRD of u.Group, by CRD name (nil when
-// none is installed). Versions that do not parse are not judged.
+// status.storedVersions of each live CRD of u.Group, by CRD name (empty when
+// none is installed; nil when they could not be read, which a note says).
+// Versions that do not parse are not judged.
 func (u Upgrades) Plan(product, from, to string, stored map[string][]string) UpgradePlan {
 	var p UpgradePlan
 	f, err1 := semver.NewVersion(strings.TrimPrefix(from, "v"))
@@ -67,6 +68,10 @@ func (u Upgrades) Plan(product, from, to string, stored map[string][]string) Upg
 		}
 		for _, a := range u.Unserves {
 			if !f.LessThan(at(a.Since)) || t.LessThan(at(a.Since)) {
+				continue
+			}
+			if stored == nil {
+				p.Notes = append(p.Notes, fmt.Sprintf("%s %s stops serving %s/%s; whether objects are still stored at it was not checked.", product, a.Since, u.Group, a.Version))
 				continue
 			}
 			if names := storedAt(stored, a.Version); len(names) > 0 {

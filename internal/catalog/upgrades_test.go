@@ -30,6 +30,7 @@ func TestUpgradePlan(t *testing.T) {
 		{name: "kueue to 0.20 with v1beta1 stored", u: catalog.KueueUpgrades, from: "0.19.2", to: "0.20.0", stored: stuck,
 			refusal: []string{"Kueue 0.20.0 stops serving kueue.x-k8s.io/v1beta1", "status.storedVersions of clusterqueues.kueue.x-k8s.io list it", "stay below 0.20.0"}},
 		{name: "kueue to 0.20 migrated", u: catalog.KueueUpgrades, from: "0.19.2", to: "v0.20.1", stored: migrated, notes: []string{"no CRD of this cluster stores objects at it"}, noteCount: 1},
+		{name: "kueue to 0.20, CRDs unreadable", u: catalog.KueueUpgrades, from: "0.19.2", to: "0.20.0", notes: []string{"whether objects are still stored at it was not checked"}, noteCount: 1},
 		{name: "kueue down across storage", u: catalog.KueueUpgrades, from: "0.17.0", to: "0.15.2", refusal: []string{"cannot be downgraded from 0.17.0 to 0.15.2", "v1beta2 since 0.16.0"}},
 		{name: "kueue down below 0.19", u: catalog.KueueUpgrades, from: "0.19.2", to: "0.17.0", notes: []string{"downgrading below Kueue 0.19.0 undoes: WaitForPodsReady"}, noteCount: 3},
 		{name: "same", u: catalog.KueueUpgrades, from: "0.19.2", to: "v0.19.2"},

@@ -96,9 +96,10 @@ func (r *manifestBackend[T, P]) same(_, _, _ tftypes.Value, m, prior *T) bool {
 	return r.spec.Same(m, prior)
 }
 
-// keep is the plan with the recorded drift (none).
+// upgrade: the catalogue has no upgrade rules for a manifest install.
 func (r *manifestBackend[T, P]) upgrade(context.Context, *T, *T) diag.Diagnostics { return nil }
 
+// keep is the plan with the recorded drift (none).
 func (r *manifestBackend[T, P]) keep(m, prior *T) *T {
 	P(m).install().Drift = P(prior).install().Drift
 	return m

@@ -255,11 +255,14 @@ func (r *helmBackend[T, P]) upgrade(ctx context.Context, m, prior *T) diag.Diagn
 	if u.Group == "" || r.client == nil || !object.Known(from) || !object.Known(to) || from.ValueString() == to.ValueString() {
 		return diags
 	}
-	stored, err := r.client.StoredVersions(ctx, u.Group)
-	if err != nil {
-		diags.AddAttributeWarning(path.Root("version"), "Upgrade check could not read the CRDs",
-			fmt.Sprintf("Whether objects of %s are still stored at an API version %s %s no longer serves could not be checked: %v",
-				u.Group, product, to.ValueString(), err))
+	var stored map[string][]string // nil: not read, or unreadable
+	if len(u.Unserves) > 0 {
+		var err error
+		if stored, err = r.client.StoredVersions(ctx, u.Group); err != nil {
+			diags.AddAttributeWarning(path.Root("version"), "Upgrade check could not read the CRDs",
+				fmt.Sprintf("Whether objects of %s are still stored at an API version %s %s no longer serves could not be checked: %v",
+					u.Group, product, to.ValueString(), err))
+		}
 	}
 	p := u.Plan(product, from.ValueString(), to.ValueString(), stored)
 	if p.Refusal != "" {

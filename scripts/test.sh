@@ -11,24 +11,37 @@ table=bin/test-phases.tsv
 : >"$log"
 start=$SECONDS
 
+# cpu_ticks prints the machine's busy and total CPU ticks since boot
+# (/proc/stat's first line; idle and iowait are not busy).
+cpu_ticks() {
+  awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat 2>/dev/null || echo "0 0"
+}
+
 phase() {
   local name=$1
   shift
   local t0=$SECONDS
+  local b0 a0 b1 a1
+  read -r b0 a0 < <(cpu_ticks)
   echo "==> make test: $name"
   "$@"
   local rc=$?
-  printf '%s\t%d\t%d\n' "$name" $((SECONDS - t0)) "$rc" >>"$table"
+  read -r b1 a1 < <(cpu_ticks)
+  # How busy the machine's CPUs were during the phase: near 100 % means
+  # the phase is CPU-bound, and more test packages at once would not help.
+  local busy=-1
+  if [ "$a1" -gt "$a0" ]; then busy=$(((b1 - b0) * 100 / (a1 - a0))); fi
+  printf '%s\t%d\t%d\t%d\n' "$name" $((SECONDS - t0)) "$rc" "$busy" >>"$table"
   return $rc
 }
 
 report() {
   local rc=$?
   echo
-  echo "make test: phases (wall seconds; the whole run took $((SECONDS - start)) s)"
-  awk -F'\t' '{ printf "  %-44s %6d s  %s\n", $1, $2, ($3 == 0 ? "ok" : "FAILED (exit " $3 ")") }' "$table"
+  echo "make test: phases (wall seconds, CPU busy on all $(nproc) cores; the whole run took $((SECONDS - start)) s)"
+  awk -F'\t' '{ printf "  %-44s %6d s  %4s  %s\n", $1, $2, ($4 < 0 ? "?" : $4 "%"), ($3 == 0 ? "ok" : "FAILED (exit " $3 ")") }' "$table"
   if [ -s "$log" ]; then
-    echo "slowest test packages (seconds each, run two at a time):"
+    echo "slowest test packages (seconds each, run ${TEST_P:-?} at a time):"
     awk '($1 == "ok" || $1 == "FAIL") && $3 ~ /^[0-9.]+s$/ { sub(/s$/, "", $3); sub(/.*terraform-provider-aiplatform\/?/, "./", $2); printf "%10.1f  %s %s\n", $3, $2, ($1 == "FAIL" ? "FAIL" : "") }' "$log" |
       sort -rn | head -12 | sed 's/^/  /'
   fi

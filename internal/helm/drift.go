@@ -19,14 +19,15 @@ type DriftReport struct {
 	DryRuns   int // of which the server's dry run compared (the rest locally)
 }
 
-// Drift compares every object of the release's manifest with the live
-// cluster (see kube.Client.Drift).
+// Drift compares every object of the release's manifest, and the CRDs of
+// its chart's crds/ directory, with the live cluster (see
+// kube.Client.Drift).
 func (r *Release) Drift(ctx context.Context, rel *release.Release) (DriftReport, error) {
 	var rep DriftReport
 	if st := rel.Info.Status; st != release.StatusDeployed {
 		rep.Lines = append(rep.Lines, fmt.Sprintf("Release %s: revision %d is %s, not deployed", r.ID(), rel.Version, st))
 	}
-	objs, err := Objects(rel)
+	objs, err := ReleaseObjects(rel)
 	if err != nil {
 		return rep, err
 	}

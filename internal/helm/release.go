@@ -161,6 +161,17 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	up.MaxHistory = maxHistory
 	up.PostRenderer = keepCRDs{omit: o.Omit}
 	start := time.Now()
+	// Helm's upgrade leaves the chart's crds/ directory alone (it creates
+	// those CRDs at install only), so a new version's CRDs there — LWS
+	// 0.9's DisaggregatedSet, new fields of JobSet's — would never reach the
+	// cluster: applied first, as the new controller needs them. A rollback
+	// leaves them (CRDs only gain versions and fields between releases).
+	if crds := crdObjects(o.Chart); len(crds) > 0 {
+		r.log("applying the %d CRDs of chart %s %s's crds/", len(crds), o.Chart.Metadata.Name, o.Chart.Metadata.Version)
+		if err := r.Client.ApplyObjects(ctx, crds, r.Namespace); err != nil {
+			return nil, fmt.Errorf("upgrading %s: the chart's CRDs: %w", r.ID(), err)
+		}
+	}
 	r.log("upgrading release %s to chart %s %s", r.ID(), o.Chart.Metadata.Name, o.Chart.Metadata.Version)
 	rel, err := up.RunWithContext(ctx, r.Name, o.Chart, o.Values)
 	if err != nil {
@@ -175,7 +186,7 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	if err := r.waitReady(ctx, append(objs, crdObjects(o.Chart)...), o.Timeout, o.Omit); err != nil {
 		return nil, r.rollback(cfg, prev, err, "")
 	}
-	if err := r.repair(ctx, objs); err != nil {
+	if err := r.repair(ctx, append(objs, crdObjects(o.Chart)...)); err != nil {
 		return nil, err
 	}
 	return rel, nil

@@ -4,10 +4,11 @@
 package installs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -246,34 +248,99 @@ func upgradeDoc(u catalog.Upgrades) string {
 	return doc + "."
 }
 
-// upgrade judges a change of version with upstream's rules
-// (catalog.Upgrades), against the stored versions of the live CRDs.
+// upgrade judges a change of version: upstream's rules (catalog.Upgrades),
+// against the stored versions of the live CRDs, and what the new chart
+// changes in CRDs and webhooks against the live release's.
 func (r *helmBackend[T, P]) upgrade(ctx context.Context, m, prior *T) diag.Diagnostics {
 	var diags diag.Diagnostics
 	u, product := r.spec.Chart.Upgrades, r.spec.Chart.Product
 	from, to := P(prior).release().Version, P(m).release().Version
-	if u.Group == "" || r.client == nil || !object.Known(from) || !object.Known(to) || from.ValueString() == to.ValueString() {
+	if r.client == nil || !object.Known(from) || !object.Known(to) {
 		return diags
 	}
-	var stored map[string][]string // nil: not read, or unreadable
-	if len(u.Unserves) > 0 {
-		var err error
-		if stored, err = r.client.StoredVersions(ctx, u.Group); err != nil {
-			diags.AddAttributeWarning(path.Root("version"), "Upgrade check could not read the CRDs",
-				fmt.Sprintf("Whether objects of %s are still stored at an API version %s %s no longer serves could not be checked: %v",
-					u.Group, product, to.ValueString(), err))
+	// A chart moved to another path or repository at the same version
+	// (LWS's module charts all say 0.1.0) is an upgrade too.
+	was, next := chartSource(r.spec.Chart, P(prior).release()), chartSource(r.spec.Chart, P(m).release())
+	if from.ValueString() == to.ValueString() && was == next {
+		return diags
+	}
+	fromLabel, toLabel := from.ValueString(), to.ValueString()
+	if fromLabel == toLabel {
+		fromLabel, toLabel = was.String(), next.String()
+	}
+	var notes []string
+	if u.Group != "" && from.ValueString() != to.ValueString() {
+		var stored map[string][]string // nil: not read, or unreadable
+		if len(u.Unserves) > 0 {
+			var err error
+			if stored, err = r.client.StoredVersions(ctx, u.Group); err != nil {
+				diags.AddAttributeWarning(path.Root("version"), "Upgrade check could not read the CRDs",
+					fmt.Sprintf("Whether objects of %s are still stored at an API version %s %s no longer serves could not be checked: %v",
+						u.Group, product, to.ValueString(), err))
+			}
 		}
+		p := u.Plan(product, from.ValueString(), to.ValueString(), stored)
+		if p.Refusal != "" {
+			diags.AddAttributeError(path.Root("version"), fmt.Sprintf("Upgrade path not supported by %s", product), p.Refusal)
+			return diags
+		}
+		notes = p.Notes
 	}
-	p := u.Plan(product, from.ValueString(), to.ValueString(), stored)
-	if p.Refusal != "" {
-		diags.AddAttributeError(path.Root("version"), fmt.Sprintf("Upgrade path not supported by %s", product), p.Refusal)
-		return diags
+	changes, err := r.chartChanges(ctx, m, prior)
+	if err != nil {
+		diags.AddAttributeWarning(path.Root("version"), "Upgrade check could not compare the charts",
+			fmt.Sprintf("What %s %s changes in CRDs and admission webhooks against the installed %s was not checked: %v",
+				product, toLabel, fromLabel, err))
 	}
-	if len(p.Notes) > 0 {
-		diags.AddAttributeWarning(path.Root("version"), fmt.Sprintf("%s %s → %s changes what users see", product, from.ValueString(), to.ValueString()),
-			"- "+strings.Join(p.Notes, "\n- "))
+	if notes = append(notes, changes...); len(notes) > 0 {
+		diags.AddAttributeWarning(path.Root("version"), fmt.Sprintf("%s %s → %s changes what users see", product, fromLabel, toLabel),
+			"- "+strings.Join(notes, "\n- "))
 	}
 	return diags
+}
+
+// chartChanges renders the chart m plans and lists what it changes in CRDs
+// and admission webhooks against the live release of prior
+// (helm.Changes). Values not known until apply leave it unchecked.
+func (r *helmBackend[T, P]) chartChanges(ctx context.Context, m, prior *T) ([]string, error) {
+	b := P(m).release()
+	if !object.Known(b.Values) || b.Chart != nil && (b.Chart.Path.IsUnknown() || b.Chart.Repository.IsUnknown() || b.Chart.Name.IsUnknown()) {
+		return nil, errors.New("the chart or its values are known only at apply")
+	}
+	var omit []string
+	if r.spec.Config != nil {
+		if _, known := r.spec.Config(m); !known {
+			return nil, errors.New("settings of the install are known only at apply")
+		}
+	}
+	if r.spec.Omit != nil {
+		omit = r.spec.Omit(m)
+	}
+	cur, found, err := handle(ctx, r.client, P(prior).release()).Get(ctx)
+	if err != nil || !found {
+		return nil, cmp.Or(err, errors.New("the release is not installed"))
+	}
+	before, err := helm.ReleaseObjects(cur)
+	if err != nil {
+		return nil, err
+	}
+	load := helm.LoadChart
+	if r.spec.Load != nil {
+		load = func(src helm.Source) (*chart.Chart, error) { return r.spec.Load(src, m) }
+	}
+	ch, err := load(chartSource(r.spec.Chart, b))
+	if err != nil {
+		return nil, err
+	}
+	vals, err := r.values(m, ch)
+	if err != nil {
+		return nil, err
+	}
+	after, err := helm.Render(ch, vals, b.Namespace.ValueString(), b.Name.ValueString(), omit)
+	if err != nil {
+		return nil, err
+	}
+	return helm.Changes(before, after), nil
 }
 
 // same: the plan differs from the state in settings alone (or not at all).

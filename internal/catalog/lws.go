@@ -9,7 +9,7 @@ var LWS = Product{
 	Name:      "LeaderWorkerSet",
 	Module:    "sigs.k8s.io/lws",
 	ChartRepo: "oci://registry.k8s.io/lws/charts", ChartName: "lws", ChartDir: "charts/lws",
-	DefaultVersion: "0.7.0",
+	DefaultVersion: "0.9.0",
 	Release:        "lws", Namespace: "lws-system",
 	Serves:   "leaderworkerset.x-k8s.io/v1",
 	Upgrades: LWSUpgrades,

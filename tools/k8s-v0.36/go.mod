@@ -16,6 +16,7 @@ tool (
 	sigs.k8s.io/jobset
 	sigs.k8s.io/kueue/cmd/kueue
 	sigs.k8s.io/kwok/cmd/kwok
+	sigs.k8s.io/lws/cmd
 )
 
 require (

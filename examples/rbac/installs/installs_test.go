@@ -61,10 +61,10 @@ func TestAccInstallsWithLeastPrivilege(t *testing.T) {
 				fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", acctest.KubeRayChart(t)))
 		}, nil},
 		{"aiplatform_lws_controller", func(t *testing.T) string {
-			// The module's chart says version 0.1.0, not the registry's 0.7.0.
-			tf := strings.Replace(example(t, "aiplatform_lws_controller"), `version = "0.7.0"`, `version = "0.1.0"`, 1)
+			// The module's chart says version 0.1.0, not the registry's 0.9.0.
+			tf := strings.Replace(example(t, "aiplatform_lws_controller"), `version = "0.9.0"`, `version = "0.1.0"`, 1)
 			return withChart(t, tf, "aiplatform_lws_controller",
-				fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", moduleDir(t, "sigs.k8s.io/lws", "v0.7.0", "charts", "lws")))
+				fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", moduleDir(t, "sigs.k8s.io/lws", "v0.9.0", "charts", "lws")))
 		}, nil},
 		{"aiplatform_mpi_operator", func(t *testing.T) string {
 			acctest.AwaitMPIOperatorPort(t)

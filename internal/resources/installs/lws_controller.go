@@ -20,7 +20,7 @@ func NewLWSController() resource.Resource {
 			"object is ready; every refresh compares each object of the release with the live cluster (`drift`). Chart settings " +
 			"go in `values`.\n\n" +
 			"The default chart is LWS's upstream OCI chart `oci://registry.k8s.io/lws/charts/lws`, whose versions are the LWS " +
-			"releases without the `v` (`0.7.0`). The provider's tests install the same chart from the `sigs.k8s.io/lws` v0.7.0 " +
+			"releases without the `v` (`0.9.0`). The provider's tests install the same chart from the `sigs.k8s.io/lws` v0.9.0 " +
 			"module (chart version `0.1.0` there); the registry itself was not reached offline.",
 	})
 }

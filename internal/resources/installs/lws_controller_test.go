@@ -2,16 +2,21 @@ package installs_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
 var (
@@ -20,15 +25,59 @@ var (
 	lwsWebhooks   = object("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "lws-validating-webhook-configuration")
 )
 
-// lwsChart is charts/lws of sigs.k8s.io/lws v0.7.0 in the module cache: the
-// upstream chart itself (its version there is 0.1.0).
-func lwsChart(t *testing.T) string {
+// lwsChart is charts/lws of sigs.k8s.io/lws at the default version in the
+// module cache: the upstream chart itself (its version there is 0.1.0).
+func lwsChart(t *testing.T) string { return lwsChartAt(t, testenv.LWSVersion) }
+
+// lwsChartAt is charts/lws of a version of sigs.k8s.io/lws in the module
+// cache (every version's says 0.1.0; its image tag, "main", runs
+// testenv.LWSVersion unless image.manager.tag names another version).
+func lwsChartAt(t *testing.T, version string) string {
 	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/lws", "v0.7.0")
+	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/lws", version)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "charts", "lws")
+}
+
+// lwsControllerBlock is an aiplatform_lws_controller of the module chart at
+// chart (version 0.1.0), with small requests; values adds to its values
+// (YAML lines indented four spaces).
+func lwsControllerBlock(chart, values string) string {
+	return fmt.Sprintf(`
+resource "aiplatform_lws_controller" "this" {
+  chart       = { path = %q }
+  version     = "0.1.0"
+  timeout     = "3m"
+  remove_crds = true
+  values      = <<-EOT
+%s    resources:
+      requests:
+        cpu: 100m
+        memory: 256Mi
+  EOT
+}
+`, chart, values)
+}
+
+// lwsGroupBlock is an aiplatform_lws_group "g" of busybox groups of two,
+// created after the controller, not waited for.
+func lwsGroupBlock(name string, replicas int) string {
+	return fmt.Sprintf(`
+resource "aiplatform_lws_group" "g" {
+  name           = %q
+  namespace      = "default"
+  size           = 2
+  replicas       = %d
+  wait_for_ready = false
+  worker = {
+    image   = "busybox:1.36"
+    command = ["sleep", "infinity"]
+  }
+  depends_on = [aiplatform_lws_controller.this]
+}
+`, name, replicas)
 }
 
 // LWS's own chart: install (CRD, webhooks, controller ready), drift of the
@@ -40,20 +89,7 @@ func lwsChart(t *testing.T) string {
 func TestAccLWSController(t *testing.T) {
 	env := acctest.Env(t)
 	addr := "aiplatform_lws_controller.this"
-	cfg := acctest.Provider(env) + fmt.Sprintf(`
-resource "aiplatform_lws_controller" "this" {
-  chart       = { path = %q }
-  version     = "0.1.0"
-  timeout     = "3m"
-  remove_crds = true
-  values      = <<-EOT
-    resources:
-      requests:
-        cpu: 100m
-        memory: 256Mi
-  EOT
-}
-`, lwsChart(t))
+	cfg := acctest.Provider(env) + lwsControllerBlock(lwsChart(t), "")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
@@ -96,12 +132,12 @@ resource "aiplatform_lws_controller" "this" {
 }
 
 // examples/resources/aiplatform_lws_controller with LWS's chart from the
-// module cache (its version there is 0.1.0, not the registry's 0.7.0).
+// module cache (its version there is 0.1.0, not the registry's 0.9.0).
 func TestAccLWSControllerExample(t *testing.T) {
 	env := acctest.Env(t)
-	tf := strings.Replace(example(t, "resources/aiplatform_lws_controller/resource.tf"), `version = "0.7.0"`, `version = "0.1.0"`, 1)
+	tf := strings.Replace(example(t, "resources/aiplatform_lws_controller/resource.tf"), `version = "0.9.0"`, `version = "0.1.0"`, 1)
 	if !strings.Contains(tf, `version = "0.1.0"`) {
-		t.Fatal(`the example no longer says version = "0.7.0"`)
+		t.Fatal(`the example no longer says version = "0.9.0"`)
 	}
 	cfg := acctest.Provider(env) + withChart(t, tf, "aiplatform_lws_controller",
 		fmt.Sprintf("  chart = { path = %q }\n  remove_crds = true", lwsChart(t)))
@@ -188,5 +224,102 @@ resource "aiplatform_lws_controller" "this" {
 			},
 		},
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(lwsDeployment.Gone(env), lwsCRD.Gone(env)),
+	})
+}
+
+// LWS's chart upgraded in place from the previous default (0.7.0) to the
+// default (0.9.0) under a live group, as a platform team does on day 2.
+// 0.9.0 moved its CRDs into the chart's crds/ directory, which Helm's
+// upgrade never applies: the DisaggregatedSet CRD it adds and the
+// LeaderWorkerSet CRD's new fields reach the cluster because the upgrade
+// applies them first. The group keeps its UID and its pods (LWS's release
+// notes say nothing restarts them), the new controller reconciles it (a
+// second replica's pods appear), and the plans after are empty: the crds/
+// CRDs are drift-checked like the rest of the release.
+func TestAccLWSUpgradeWithLiveGroup(t *testing.T) {
+	env := acctest.Env(t)
+	addr := "aiplatform_lws_controller.this"
+	group := object("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "default", "upgrade")
+	disaggregated := object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "disaggregatedsets.disaggregatedset.x-k8s.io")
+	pods := acctest.Pods{Namespace: "default", Selector: catalog.LWSNameLabel + "=upgrade"}
+	cfg := func(version string, replicas int) string {
+		return acctest.Provider(env) + lwsControllerBlock(lwsChartAt(t, version), "    image:\n      manager:\n        tag: "+version+"\n") +
+			lwsGroupBlock("upgrade", replicas)
+	}
+	before := map[string]bool{} // the pods' UIDs on 0.7.0
+	var groupUID string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg(podrunner.LWSPreviousVersion, 1),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					lwsDeployment.Equal(env, 1, "status", "readyReplicas"),
+					lwsDeployment.Equal(env, "registry.k8s.io/lws/lws:"+podrunner.LWSPreviousVersion, "spec", "template", "spec", "containers", "0", "image"),
+					disaggregated.Gone(env),
+					func(*terraform.State) error {
+						live, err := pods.Await(env, 2*time.Minute, acctest.RunningPods(2))
+						for _, p := range live {
+							before[string(p.UID)] = true
+						}
+						obj, gerr := group.Get(env)
+						if gerr == nil {
+							groupUID = string(obj.GetUID())
+						}
+						return errors.Join(err, gerr)
+					},
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				Config: cfg(testenv.LWSVersion, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction("aiplatform_lws_group.g", plancheck.ResourceActionNoop),
+					},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					lwsDeployment.Equal(env, 1, "status", "readyReplicas"),
+					lwsDeployment.Equal(env, "registry.k8s.io/lws/lws:"+testenv.LWSVersion, "spec", "template", "spec", "containers", "0", "image"),
+					disaggregated.Equal(env, "DisaggregatedSet", "spec", "names", "kind"),
+					lwsCRD.Check(env, func(obj map[string]any) error {
+						if !strings.Contains(fmt.Sprint(obj["spec"]), "volumeClaimTemplates") {
+							return errors.New("the LeaderWorkerSet CRD is still 0.7.0's: no spec.leaderWorkerTemplate.volumeClaimTemplates")
+						}
+						return nil
+					}),
+					func(*terraform.State) error {
+						obj, err := group.Get(env)
+						if err != nil {
+							return err
+						}
+						if string(obj.GetUID()) != groupUID {
+							return fmt.Errorf("the LeaderWorkerSet was re-created: UID %s, was %s", obj.GetUID(), groupUID)
+						}
+						live, err := pods.Await(env, time.Minute, acctest.RunningPods(2))
+						if err != nil {
+							return err
+						}
+						for _, p := range live {
+							if !before[string(p.UID)] {
+								return fmt.Errorf("pod %s is new after the upgrade: the group's pods were restarted (%s)", p.Name, acctest.DescribePods(live))
+							}
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config:           cfg(testenv.LWSVersion, 2),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				Check: func(*terraform.State) error {
+					_, err := pods.Await(env, 2*time.Minute, acctest.RunningPods(4))
+					return err
+				},
+			},
+		},
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(lwsDeployment.Gone(env), lwsCRD.Gone(env), disaggregated.Gone(env)),
 	})
 }

@@ -28,32 +28,7 @@ func TestAccWebhookReadyLWSGroupRightAfter(t *testing.T) {
 	for round := range webhookRounds {
 		name := fmt.Sprintf("right-after-%d", round)
 		live := object("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "default", name)
-		cfg := acctest.Provider(env) + fmt.Sprintf(`
-resource "aiplatform_lws_controller" "this" {
-  chart       = { path = %q }
-  version     = "0.1.0"
-  timeout     = "3m"
-  remove_crds = true
-  values      = <<-EOT
-    resources:
-      requests:
-        cpu: 100m
-        memory: 256Mi
-  EOT
-}
-
-resource "aiplatform_lws_group" "g" {
-  name           = %q
-  namespace      = "default"
-  size           = 2
-  wait_for_ready = false
-  worker = {
-    image   = "busybox:1.36"
-    command = ["sleep", "infinity"]
-  }
-  depends_on = [aiplatform_lws_controller.this]
-}
-`, lwsChart(t), name)
+		cfg := acctest.Provider(env) + lwsControllerBlock(lwsChart(t), "") + lwsGroupBlock(name, 1)
 		ok := t.Run(name, func(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: acctest.Factories,

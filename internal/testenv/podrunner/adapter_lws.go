@@ -21,7 +21,37 @@ import (
 var (
 	LWSModule  = catalog.LWS.Module
 	LWSVersion = catalog.ModuleVersion(catalog.LWS.DefaultVersion)
+	// LWSPreviousVersion is the default before LWSVersion, still run for
+	// the upgrade from it: a pod whose image is tagged with it (the chart's
+	// image.manager.tag) runs it. The chart's own tag, "main", runs
+	// LWSVersion.
+	LWSPreviousVersion = "v0.7.0"
 )
+
+// lwsSpec is the LWS controller of a version: built in dir (a module of
+// the repository that requires that version), or alone in the module's
+// directory when dir is "".
+func lwsSpec(version, dir, cold string) binaries.Spec {
+	pkg := "./cmd"
+	if dir != "" {
+		pkg = LWSModule + "/cmd"
+	}
+	return binaries.Spec{Name: "lws-controller", Version: version, Module: LWSModule, Package: pkg, Dir: dir, ColdBuild: cold,
+		LDFlags: "-X sigs.k8s.io/lws/pkg/version.GitVersion=" + version} // unstamped, it calls itself v0.0.0-main
+}
+
+// lwsVersionOf is the version an LWS image's tag names when testenv builds
+// it ("…/lws:v0.7.0"), "" for any other tag.
+func lwsVersionOf(image string) string {
+	i := strings.LastIndexByte(image, ':')
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return ""
+	}
+	if tag := image[i+1:]; tag == LWSVersion || tag == LWSPreviousVersion {
+		return tag
+	}
+	return ""
+}
 
 // LWS runs the LeaderWorkerSet controller of a pod from LWS's chart
 // (charts/lws of the module, or its kustomize manifests): image
@@ -40,7 +70,7 @@ var (
 //   - --kubeconfig with the pod's service account token (in a pod:
 //     in-cluster configuration), so LWS works with the chart's RBAC.
 //
-// The namespace cannot be moved: LWS v0.7 reads it only from the fixed
+// The namespace cannot be moved: LWS (v0.7 and v0.9) reads it only from the fixed
 // in-pod path /var/run/secrets/kubernetes.io/serviceaccount/namespace and
 // otherwise uses lws-system, for its leader election lease and for the
 // Secret and Service its cert management works with (no flag or setting
@@ -48,11 +78,12 @@ var (
 // webhook. So the adapter runs LWS pods in lws-system only and reports any
 // other namespace in the pod's status.
 var LWS = &Adapter{
-	Name: "lws",
-	Binary: binaries.Spec{Name: "lws-controller", Version: LWSVersion, Module: LWSModule, Package: "./cmd", ColdBuild: "~2-6 min",
-		LDFlags: "-X sigs.k8s.io/lws/pkg/version.GitVersion=" + LWSVersion}, // unstamped, it calls itself v0.0.0-main
-	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
-	Prepare: prepareLWSPod,
+	Name:       "lws",
+	Binary:     lwsSpec(LWSVersion, binaries.K8s036, "~1 min with tools/k8s-v0.36 built, ~5 alone"),
+	Alternates: []binaries.Spec{lwsSpec(LWSPreviousVersion, "", "~2-6 min")},
+	VersionOf:  lwsVersionOf,
+	Image:      regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
+	Prepare:    prepareLWSPod,
 	Install: Install{
 		Chart:     Source{Module: LWSModule, Version: LWSVersion, Dir: catalog.LWS.ChartDir},
 		Namespace: lwsNamespace, Release: catalog.LWS.Release, Serves: catalog.LWS.Serves,

@@ -304,7 +304,7 @@ func (r *helmBackend[T, P]) upgrade(ctx context.Context, m, prior *T) diag.Diagn
 // (helm.Changes). Values not known until apply leave it unchecked.
 func (r *helmBackend[T, P]) chartChanges(ctx context.Context, m, prior *T) ([]string, error) {
 	b := P(m).release()
-	if !object.Known(b.Values) || b.Chart != nil && (b.Chart.Path.IsUnknown() || b.Chart.Repository.IsUnknown() || b.Chart.Name.IsUnknown()) {
+	if b.Values.IsUnknown() || b.Chart != nil && (b.Chart.Path.IsUnknown() || b.Chart.Repository.IsUnknown() || b.Chart.Name.IsUnknown()) {
 		return nil, errors.New("the chart or its values are known only at apply")
 	}
 	var omit []string

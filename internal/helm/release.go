@@ -166,7 +166,8 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	// 0.9's DisaggregatedSet, new fields of JobSet's — would never reach the
 	// cluster: applied first, as the new controller needs them. A rollback
 	// leaves them (CRDs only gain versions and fields between releases).
-	if crds := crdObjects(o.Chart); len(crds) > 0 {
+	crds := crdObjects(o.Chart)
+	if len(crds) > 0 {
 		r.log("applying the %d CRDs of chart %s %s's crds/", len(crds), o.Chart.Metadata.Name, o.Chart.Metadata.Version)
 		if err := r.Client.ApplyObjects(ctx, crds, r.Namespace); err != nil {
 			return nil, fmt.Errorf("upgrading %s: the chart's CRDs: %w", r.ID(), err)
@@ -183,10 +184,11 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	}
 	r.log("release %s revision %d: %d objects applied in %s; waiting until they are ready",
 		r.ID(), rel.Version, len(objs), time.Since(start).Round(100*time.Millisecond))
-	if err := r.waitReady(ctx, append(objs, crdObjects(o.Chart)...), o.Timeout, o.Omit); err != nil {
+	all := append(objs, crds...)
+	if err := r.waitReady(ctx, all, o.Timeout, o.Omit); err != nil {
 		return nil, r.rollback(cfg, prev, err, "")
 	}
-	if err := r.repair(ctx, append(objs, crdObjects(o.Chart)...)); err != nil {
+	if err := r.repair(ctx, all); err != nil {
 		return nil, err
 	}
 	return rel, nil

@@ -324,11 +324,7 @@ func (r *helmBackend[T, P]) chartChanges(ctx context.Context, m, prior *T) ([]st
 	if err != nil {
 		return nil, err
 	}
-	load := helm.LoadChart
-	if r.spec.Load != nil {
-		load = func(src helm.Source) (*chart.Chart, error) { return r.spec.Load(src, m) }
-	}
-	ch, err := load(chartSource(r.spec.Chart, b))
+	ch, err := r.loadChart(m)
 	if err != nil {
 		return nil, err
 	}
@@ -376,18 +372,22 @@ func (r *helmBackend[T, P]) values(m *T, ch *chart.Chart) (map[string]any, error
 	return helm.Values(cfg, ch.Values, raw)
 }
 
+// loadChart loads the chart m names (spec.Load, else helm.LoadChart).
+func (r *helmBackend[T, P]) loadChart(m *T) (*chart.Chart, error) {
+	src := chartSource(r.spec.Chart, P(m).release())
+	if r.spec.Load != nil {
+		return r.spec.Load(src, m)
+	}
+	return helm.LoadChart(src)
+}
+
 // apply installs or upgrades the release as m says and fills in the
 // computed attributes.
 func (r *helmBackend[T, P]) apply(ctx context.Context, _ tfsdk.Config, m *T, update bool) diag.Diagnostics {
 	var diags diag.Diagnostics
 	b := P(m).release()
 	rel := handle(ctx, r.client, b)
-	src := chartSource(r.spec.Chart, b)
-	load := helm.LoadChart
-	if r.spec.Load != nil {
-		load = func(src helm.Source) (*chart.Chart, error) { return r.spec.Load(src, m) }
-	}
-	ch, err := load(src)
+	ch, err := r.loadChart(m)
 	if err != nil {
 		diags.AddAttributeError(path.Root("chart"), fmt.Sprintf("Cannot load the %s chart", r.spec.Chart.Product), err.Error())
 		return diags

@@ -230,6 +230,11 @@ func (a *Adapter) spec(c *corev1.Container) (binaries.Spec, error) {
 	return a.Binary, nil
 }
 
+// imageTag is what follows an image's last ':' or '@' (its tag or
+// digest), for the adapters' VersionOf; an image without either gives a
+// string no version equals.
+func imageTag(image string) string { return image[strings.LastIndexAny(image, ":@")+1:] }
+
 // withCommands are the adapters and those of the commands.
 func withCommands(adapters []*Adapter, cmds []Command) []*Adapter {
 	out := slices.Clone(adapters)

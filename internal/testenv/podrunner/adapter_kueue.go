@@ -53,7 +53,7 @@ func kueueAlternates() []binaries.Spec {
 // kueueVersionOf is the KueueVersions entry whose minor version the image's
 // tag names ("" when none does: the runner runs the default manager).
 func kueueVersionOf(image string) string {
-	tag := image[strings.LastIndexAny(image, ":@")+1:]
+	tag := imageTag(image)
 	for _, v := range KueueVersions {
 		if strings.Contains(tag, kueueMinor(v)) {
 			return v

@@ -43,11 +43,7 @@ func lwsSpec(version, dir, cold string) binaries.Spec {
 // lwsVersionOf is the version an LWS image's tag names when testenv builds
 // it ("…/lws:v0.7.0"), "" for any other tag.
 func lwsVersionOf(image string) string {
-	i := strings.LastIndexByte(image, ':')
-	if i < 0 || strings.Contains(image[i:], "/") {
-		return ""
-	}
-	if tag := image[i+1:]; tag == LWSVersion || tag == LWSPreviousVersion {
+	if tag := imageTag(image); tag == LWSVersion || tag == LWSPreviousVersion {
 		return tag
 	}
 	return ""

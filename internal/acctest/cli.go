@@ -144,12 +144,18 @@ func (w *Workspace) SetCLI(cli CLI) { w.cli = cli }
 func (w *Workspace) Run(args ...string) (string, error) {
 	// Options go right after the command, before its positional arguments
 	// (terraform import ADDR ID takes none after them).
+	// `state` subcommands take no variables and no -input.
 	full := []string{"-chdir=" + w.dir}
 	if len(args) > 0 {
 		full = append(full, args[0])
 		args = args[1:]
 	}
-	full = append(full, "-input=false", "-no-color", "-var", "kubeconfig="+w.kubeconfig)
+	if full[1] == "state" && len(args) > 0 {
+		full = append(full, args[0], "-no-color")
+		args = args[1:]
+	} else {
+		full = append(full, "-input=false", "-no-color", "-var", "kubeconfig="+w.kubeconfig)
+	}
 	full = append(full, args...)
 	cmd := exec.Command(w.cli.Path, full...)
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.cliConfig, "TF_IN_AUTOMATION=1")

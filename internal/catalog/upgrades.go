@@ -77,9 +77,9 @@ func (u Upgrades) Plan(product, from, to string, stored map[string][]string) Upg
 			if names := storedAt(stored, a.Version); len(names) > 0 {
 				p.Refusal = fmt.Sprintf("%s %s stops serving %s/%s, and objects may still be stored at it: the status.storedVersions of %s list it. "+
 					"Every object of those CRDs must be rewritten at the storage version and %s removed from status.storedVersions before "+
-					"the upgrade (%s). The safe path: stay below %s, read and write back every object of each CRD (kubectl get -o yaml | "+
-					"kubectl replace, or the kube-storage-version-migrator), remove %s from each CRD's status.storedVersions, then upgrade.",
-					product, a.Since, u.Group, a.Version, strings.Join(names, ", "), a.Version, a.Ref, a.Since, a.Version)
+					"the upgrade (%s). The safe path: stay below %s, add resource \"aiplatform_storage_version_migration\" with group = %q "+
+					"and apply it (it rewrites every object and removes %s from each CRD's status.storedVersions), then upgrade.",
+					product, a.Since, u.Group, a.Version, strings.Join(names, ", "), a.Version, a.Ref, a.Since, u.Group, a.Version)
 				return p
 			}
 			p.Notes = append(p.Notes, fmt.Sprintf("%s %s stops serving %s/%s (no CRD of this cluster stores objects at it).", product, a.Since, u.Group, a.Version))

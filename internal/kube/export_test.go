@@ -24,3 +24,11 @@ func (c *Client) DriftByDryRun(ctx context.Context, obj *unstructured.Unstructur
 	unstructured.RemoveNestedField(want.Object, "status")
 	return d, inSync(want, live)
 }
+
+// SetMigratePage sets the page size of MigrateStorage's listing and returns
+// the function that restores it.
+func SetMigratePage(n int64) func() {
+	old := migratePage
+	migratePage = n
+	return func() { migratePage = old }
+}

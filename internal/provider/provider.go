@@ -13,6 +13,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/gpu"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/installs"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/kueue"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/migration"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/modelcache"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/serving"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/training"
@@ -67,6 +68,7 @@ func (p *aiplatform) Resources(context.Context) []func() resource.Resource {
 		training.NewNCCLCheck,
 		training.NewCheckpointStore,
 		training.NewTrainingRuntime,
+		migration.NewStorageVersionMigration,
 	}
 }
 

@@ -288,6 +288,15 @@ func (e *Env) Stop() error {
 // Processes lists the running components in start order.
 func (e *Env) Processes() []Process { return e.procs.Running() }
 
+// EtcdURL is etcd's client URL (loopback), for tests that read what the
+// API server stored; empty for an External cluster.
+func (e *Env) EtcdURL() string {
+	if e.cp == nil {
+		return ""
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", e.cp.Ports.EtcdClient)
+}
+
 // LogPath is the file that receives a component's stdout and stderr.
 func (e *Env) LogPath(c Component) string { return e.procs.LogPath(string(c)) }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
@@ -18,14 +19,17 @@ import (
 // (issue #29): the plan of Kueue 0.17.0 → 0.19.2 warns of what 0.19 changes
 // for users, upstream's notes and the CRD changes read from both charts; an upgrade to 0.20 while a CRD still lists v1beta1 in
 // status.storedVersions is refused at plan, naming the safe path, and
-// changes nothing; the upgrade applies in place and the next plan is empty.
+// changes nothing; that path, aiplatform_storage_version_migration, is
+// planned with its counts, applied, imported and applied again; the upgrade
+// applies in place and the next plan is empty.
 func TestAccKueueUpgradePlan(t *testing.T) {
 	env := acctest.Env(t)
 	ctx := context.Background()
 	src := t.TempDir()
+	migration := ""
 	write := func(dir, version string) {
 		t.Helper()
-		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + kueueBlockAt(t, version, "")
+		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + kueueBlockAt(t, version, "") + migration
 		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -56,12 +60,70 @@ func TestAccKueueUpgradePlan(t *testing.T) {
 	if err == nil {
 		t.Fatalf("plan of 0.17.0 → 0.20.0 with v1beta1 stored was not refused:\n%s", out)
 	}
-	for _, want := range []string{"Error: Upgrade path not supported by Kueue", "Kueue 0.20.0 stops serving", "kueue.x-k8s.io/v1beta1", cq, "stay below 0.20.0", `with aiplatform_kueue.this`} {
+	for _, want := range []string{"Error: Upgrade path not supported by Kueue", "Kueue 0.20.0 stops serving", "kueue.x-k8s.io/v1beta1", cq, "stay below 0.20.0", "aiplatform_storage_version_migration", `with aiplatform_kueue.this`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the refusal lacks %q:\n%s", want, out)
 		}
 	}
-	setStored(`["v1beta2"]`)
+
+	// The safe path the refusal names: the storage-version migration (its
+	// docs' example, verbatim) rewrites the ClusterQueues at v1beta2 and
+	// trims the list; the plan counts them first.
+	cqs := env.Dynamic.Resource(schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"})
+	live, err := cqs.Create(ctx, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+		"metadata": map[string]any{"name": "stored-long-ago"}, "spec": map[string]any{"namespaceSelector": map[string]any{}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cqs.Delete(context.Background(), "stored-long-ago", metav1.DeleteOptions{}) })
+	ex := acctest.ResourceExample(t, "aiplatform_storage_version_migration")
+	migration = ex.Config
+	storedNow := func() []string {
+		t.Helper()
+		crd, err := crds.Get(ctx, cq, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _, _ := unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
+		return v
+	}
+	migrate := func(what string) {
+		t.Helper()
+		write(w.Dir(), "v0.17.0")
+		out, err := w.Run("plan")
+		for _, want := range []string{"Warning: Storage-version migration planned", cq + ": 1 ClusterQueue object(s)", "rewritten at",
+			"[v1beta1 v1beta2] → [v1beta2]", "stored_versions", "known after apply"} {
+			if err != nil || !strings.Contains(out, want) {
+				t.Errorf("the %s plan lacks %q (%v):\n%s", what, want, err, out)
+			}
+		}
+		if _, err := w.Run("apply", "-auto-approve"); err != nil {
+			t.Fatal(err)
+		}
+		if got := storedNow(); len(got) != 1 || got[0] != "v1beta2" {
+			t.Errorf("after the %s the status.storedVersions of %s are %v, want [v1beta2]", what, cq, got)
+		}
+		if code, out := w.PlanExitCode(); code != 0 {
+			t.Errorf("plan after the %s: exit %d, want 0:\n%s", what, code, out)
+		}
+	}
+	migrate("migration")
+	if after, err := cqs.Get(ctx, "stored-long-ago", metav1.GetOptions{}); err != nil || after.GetUID() != live.GetUID() {
+		t.Errorf("the ClusterQueue after the migration: %v (uid %v, was %s)", err, after, live.GetUID())
+	}
+	// Imported by its documented ID, it plans nothing; listed again (the
+	// CRD stored at v1beta1 once more), it plans and applies the rewrite.
+	if _, err := w.Run("state", "rm", ex.Address); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Run("import", ex.Address, ex.ImportID); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := w.PlanExitCode(); code != 0 {
+		t.Errorf("plan after importing %s: exit %d, want 0:\n%s", ex.ImportID, code, out)
+	}
+	setStored(`["v1beta1","v1beta2"]`)
+	migrate("second migration")
 
 	write(w.Dir(), "v0.19.2")
 	out, err = w.Run("plan")

@@ -299,11 +299,11 @@ var moduleArgs = map[string]string{
 // something of the reader's machine; each is said in the doc beside it.
 func substitutions(t *testing.T, env *testenv.Env) map[string][][2]string {
 	lws := moduleDir(t, "sigs.k8s.io/lws", "v0.9.0")
-	mpi := moduleDir(t, "github.com/kubeflow/mpi-operator", "v0.8.0")
+	mpi := moduleDir(t, "github.com/kubeflow/mpi-operator", "v0.8.2")
 	return map[string][][2]string{
 		"resources/lws_controller.md": {{"/path/to/lws@v0.9.0/charts/lws", filepath.Join(lws, "charts", "lws")}},
 		// The example's comment: "offline, set manifests = { path = … }".
-		"resources/mpi_operator.md": {{"  version = \"v0.8.0\"\n", fmt.Sprintf("  version   = \"v0.8.0\"\n  manifests = { path = %q }\n", filepath.Join(mpi, "deploy", "v2beta1", "mpi-operator.yaml"))}},
+		"resources/mpi_operator.md": {{"  version = \"v0.8.2\"\n", fmt.Sprintf("  version   = \"v0.8.2\"\n  manifests = { path = %q }\n", filepath.Join(mpi, "deploy", "v2beta1", "mpi-operator.yaml"))}},
 	}
 }
 

@@ -64,7 +64,7 @@ var (
 func TestAccFabricCheckGatesTheRuntime(t *testing.T) {
 	env := acctest.Env(t)
 	ctx := context.Background()
-	mod, err := testenv.ModuleDir(ctx, "github.com/kubeflow/mpi-operator", "v0.8.0")
+	mod, err := testenv.ModuleDir(ctx, "github.com/kubeflow/mpi-operator", "v0.8.2")
 	if err != nil {
 		t.Fatal(err)
 	}

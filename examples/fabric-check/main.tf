@@ -12,7 +12,7 @@
 #   terraform apply -var kubeconfig=PATH
 #
 # Offline, give the MPI Operator's manifest file from its module:
-# -var mpi_operator_manifest_path=…/github.com/kubeflow/mpi-operator@v0.8.0/deploy/v2beta1/mpi-operator.yaml
+# -var mpi_operator_manifest_path=…/github.com/kubeflow/mpi-operator@v0.8.2/deploy/v2beta1/mpi-operator.yaml
 
 terraform {
   required_providers {

@@ -7,7 +7,7 @@ import "github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
 var MPIOperator = Product{
 	Name:           "MPI Operator",
 	Module:         "github.com/kubeflow/mpi-operator",
-	DefaultVersion: "v0.8.0",
+	DefaultVersion: "v0.8.2",
 	Namespace:      "mpi-operator",
 	Serves:         "kubeflow.org/v2beta1",
 }

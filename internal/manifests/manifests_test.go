@@ -11,7 +11,7 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
 
-// mpiOperatorFile is deploy/v2beta1/mpi-operator.yaml of the v0.8.0 module
+// mpiOperatorFile is deploy/v2beta1/mpi-operator.yaml of the v0.8.2 module
 // in the Go module cache.
 func mpiOperatorFile(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
@@ -79,7 +79,7 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 func TestSourceString(t *testing.T) {
-	for _, s := range []Source{{Path: "/a/b.yaml"}, {URL: MPIOperatorURL("v0.8.0")}} {
+	for _, s := range []Source{{Path: "/a/b.yaml"}, {URL: MPIOperatorURL("v0.8.2")}} {
 		if got := ParseSource(SourceString(s)); got != s {
 			t.Errorf("ParseSource(SourceString(%v)) = %v", s, got)
 		}
@@ -100,7 +100,7 @@ func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Un
 
 func TestRenderMPIOperatorAsShipped(t *testing.T) {
 	objs := mpiOperatorFile(t)
-	out, err := RenderMPIOperator(objs, "v0.8.0", MPIOperatorOptions{})
+	out, err := RenderMPIOperator(objs, "v0.8.2", MPIOperatorOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestRenderMPIOperatorAsShipped(t *testing.T) {
 	for _, o := range out.Objects {
 		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
 	}
-	// What v0.8.0's file holds; a change here means the renderer's
+	// What v0.8.2's file holds; a change here means the renderer's
 	// assumptions need checking.
 	want := "Namespace/mpi-operator,CustomResourceDefinition/mpijobs.kubeflow.org,ServiceAccount/mpi-operator," +
 		"ClusterRole/kubeflow-mpijobs-admin,ClusterRole/kubeflow-mpijobs-edit,ClusterRole/kubeflow-mpijobs-view," +
@@ -116,17 +116,17 @@ func TestRenderMPIOperatorAsShipped(t *testing.T) {
 	if got := strings.Join(kinds, ","); got != want {
 		t.Errorf("objects\n %s\nwant\n %s", got, want)
 	}
-	if out.Image != "mpioperator/mpi-operator:0.8.0" || out.FileImage != out.Image {
+	if out.Image != "mpioperator/mpi-operator:0.8.2" || out.FileImage != out.Image {
 		t.Errorf("image %q (file %q)", out.Image, out.FileImage)
 	}
-	if _, err := RenderMPIOperator(objs, "0.8.0", MPIOperatorOptions{}); err != nil {
+	if _, err := RenderMPIOperator(objs, "0.8.2", MPIOperatorOptions{}); err != nil {
 		t.Errorf("version without the v: %v", err)
 	}
 }
 
 func TestRenderMPIOperatorNamespaceAndImage(t *testing.T) {
 	objs := mpiOperatorFile(t)
-	out, err := RenderMPIOperator(objs, "v0.8.0", MPIOperatorOptions{Namespace: "mpi", Image: "registry.local/mpioperator/mpi-operator:0.8.0"})
+	out, err := RenderMPIOperator(objs, "v0.8.2", MPIOperatorOptions{Namespace: "mpi", Image: "registry.local/mpioperator/mpi-operator:0.8.2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestRenderMPIOperatorNamespaceAndImage(t *testing.T) {
 	}
 	cs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
 	c := cs[0].(map[string]any)
-	if c["image"] != "registry.local/mpioperator/mpi-operator:0.8.0" || out.Image != c["image"] {
+	if c["image"] != "registry.local/mpioperator/mpi-operator:0.8.2" || out.Image != c["image"] {
 		t.Errorf("image %v, rendered %q", c["image"], out.Image)
 	}
 	if args := c["args"].([]any); len(args) != 2 || args[1] != "--lock-namespace=mpi" {
@@ -166,8 +166,8 @@ func TestRenderMPIOperatorNamespaceAndImage(t *testing.T) {
 func TestRenderMPIOperatorRefuses(t *testing.T) {
 	objs := mpiOperatorFile(t)
 	if _, err := RenderMPIOperator(objs, "v0.7.0", MPIOperatorOptions{}); err == nil ||
-		!strings.Contains(err.Error(), "mpioperator/mpi-operator:0.8.0") || !strings.Contains(err.Error(), `version = "v0.8.0"`) {
-		t.Errorf("a v0.8.0 file as v0.7.0: %v", err)
+		!strings.Contains(err.Error(), "mpioperator/mpi-operator:0.8.2") || !strings.Contains(err.Error(), `version = "v0.8.2"`) {
+		t.Errorf("a v0.8.2 file as v0.7.0: %v", err)
 	}
 	var noDeployment []*unstructured.Unstructured
 	for _, o := range objs {
@@ -175,7 +175,7 @@ func TestRenderMPIOperatorRefuses(t *testing.T) {
 			noDeployment = append(noDeployment, o)
 		}
 	}
-	if _, err := RenderMPIOperator(noDeployment, "v0.8.0", MPIOperatorOptions{}); err == nil || !strings.Contains(err.Error(), "no Deployment") {
+	if _, err := RenderMPIOperator(noDeployment, "v0.8.2", MPIOperatorOptions{}); err == nil || !strings.Contains(err.Error(), "no Deployment") {
 		t.Errorf("a file without the Deployment: %v", err)
 	}
 	other, err := Parse([]byte(`apiVersion: apps/v1
@@ -186,14 +186,14 @@ spec: {template: {spec: {containers: [{name: app, image: "nginx:1.27"}]}}}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RenderMPIOperator(other, "v0.8.0", MPIOperatorOptions{}); err == nil || !strings.Contains(err.Error(), "no container running the MPI Operator") {
+	if _, err := RenderMPIOperator(other, "v0.8.2", MPIOperatorOptions{}); err == nil || !strings.Contains(err.Error(), "no container running the MPI Operator") {
 		t.Errorf("another Deployment: %v", err)
 	}
 }
 
 func TestImageTag(t *testing.T) {
 	for img, want := range map[string]string{
-		"mpioperator/mpi-operator:0.8.0":             "0.8.0",
+		"mpioperator/mpi-operator:0.8.2":             "0.8.2",
 		"localhost:5000/mpioperator/mpi-operator":    "latest",
 		"localhost:5000/mpioperator/mpi-operator:v1": "v1",
 		"mpioperator/mpi-operator@sha256:abc":        "sha256:abc",
@@ -207,7 +207,7 @@ func TestImageTag(t *testing.T) {
 
 func TestMPIOperatorImage(t *testing.T) {
 	for img, want := range map[string]bool{
-		"mpioperator/mpi-operator:0.8.0": true, "docker.io/mpioperator/mpi-operator:0.8.0": true,
+		"mpioperator/mpi-operator:0.8.2": true, "docker.io/mpioperator/mpi-operator:0.8.2": true,
 		"kubeflow/mpi-operator:latest": true, "mpioperator/mpi-pi:openmpi": false, "kubeflow/training-operator:v1": false,
 	} {
 		if got := MPIOperatorImage.MatchString(img); got != want {

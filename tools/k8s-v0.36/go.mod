@@ -11,6 +11,7 @@ module github.com/aiplatform/terraform-provider-aiplatform/tools/k8s-v0.36
 go 1.26.0
 
 tool (
+	github.com/kubeflow/mpi-operator/cmd/mpi-operator
 	github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
 	sigs.k8s.io/gateway-api-inference-extension/cmd/lwepp
 	sigs.k8s.io/jobset

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 // destroy — with the aggregated role only.
 func TestAccFabricCheckWithLeastPrivilege(t *testing.T) {
 	env := acctest.Env(t)
-	mod, err := testenv.ModuleDir(context.Background(), "github.com/kubeflow/mpi-operator", "v0.8.0")
+	mod, err := testenv.ModuleDir(context.Background(), "github.com/kubeflow/mpi-operator", "v0.8.2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAccFabricCheckWithLeastPrivilege(t *testing.T) {
 		// destroyed when the subtest ends).
 		acctest.AwaitMPIOperatorPort(t)
 		platform := acctest.NewWorkspace(t, env, acctest.FragmentWorkspace(t,
-			fmt.Sprintf("resource \"aiplatform_mpi_operator\" \"platform\" {\n  version   = \"v0.8.0\"\n  manifests = { path = %q }\n}\n", manifest)))
+			fmt.Sprintf("resource \"aiplatform_mpi_operator\" \"platform\" {\n  version   = \"v0.8.2\"\n  manifests = { path = %q }\n}\n", manifest)))
 		if _, err := platform.Run("apply", "-auto-approve"); err != nil {
 			t.Fatal(err)
 		}

@@ -70,7 +70,7 @@ func TestAccInstallsWithLeastPrivilege(t *testing.T) {
 			acctest.AwaitMPIOperatorPort(t)
 			return withChart(t, example(t, "aiplatform_mpi_operator"), "aiplatform_mpi_operator",
 				fmt.Sprintf("  manifests = { path = %q }\n  remove_crds = true\n  timeout = \"3m\"",
-					moduleDir(t, "github.com/kubeflow/mpi-operator", "v0.8.0", "deploy", "v2beta1", "mpi-operator.yaml")))
+					moduleDir(t, "github.com/kubeflow/mpi-operator", "v0.8.2", "deploy", "v2beta1", "mpi-operator.yaml")))
 		}, nil},
 		{"platform", nil, []string{"TF_VAR_kueue_chart_path=" + moduleDir(t, "sigs.k8s.io/kueue", "v0.17.0", "charts", "kueue")}},
 	}

@@ -65,7 +65,7 @@ const mpiOperatorDescription = "The Kubeflow MPI Operator (`MPIJob`, `kubeflow.o
 	"(Deployment `training-operator` without `--enable-scheme`, or with `--enable-scheme=mpijob`) is present, naming both.\n\n" +
 	"The default source is the release's file on GitHub (`https://raw.githubusercontent.com/kubeflow/mpi-operator/<version>/deploy/v2beta1/mpi-operator.yaml`); " +
 	"a cluster whose Terraform host has no route there sets `manifests = { path = … }` to a local copy, e.g. the file in the Go " +
-	"module cache (`go mod download -json github.com/kubeflow/mpi-operator@v0.8.0` prints its `Dir`), which is what the provider's " +
+	"module cache (`go mod download -json github.com/kubeflow/mpi-operator@v0.8.2` prints its `Dir`), which is what the provider's " +
 	"tests use: the URL itself was not reached by them (they run offline). An operator installed before with `kubectl apply` is " +
 	"taken over by the first apply (its objects are applied with force); one installed by this resource is imported by its namespace."
 
@@ -91,7 +91,7 @@ func mpiOperatorAttributes() map[string]schema.Attribute {
 				"path": schema.StringAttribute{Optional: true, MarkdownDescription: "Local file, e.g. `deploy/v2beta1/mpi-operator.yaml` of the module in the Go module cache.", Validators: []validator.String{nonEmpty{}}},
 			}},
 		"image": schema.StringAttribute{Optional: true, Computed: true,
-			MarkdownDescription: "Image of the operator's container, e.g. a mirror of `mpioperator/mpi-operator:0.8.0`. Default: the file's image.",
+			MarkdownDescription: "Image of the operator's container, e.g. a mirror of `mpioperator/mpi-operator:0.8.2`. Default: the file's image.",
 			Validators:          []validator.String{nonEmpty{}}},
 		"remove_crds": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "Delete the CRD `mpijobs.kubeflow.org` — and with it every MPIJob — on destroy. Default `false`: the CRD stays."},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
 var (
@@ -35,10 +36,13 @@ var (
 )
 
 // mpiOperatorFile is deploy/v2beta1/mpi-operator.yaml of the
-// github.com/kubeflow/mpi-operator v0.8.0 module in the Go module cache.
-func mpiOperatorFile(t *testing.T) string {
+// github.com/kubeflow/mpi-operator module of the default version in the Go
+// module cache; mpiOperatorFileAt that of another version.
+func mpiOperatorFile(t *testing.T) string { return mpiOperatorFileAt(t, podrunner.MPIOperatorVersion) }
+
+func mpiOperatorFileAt(t *testing.T, version string) string {
 	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "github.com/kubeflow/mpi-operator", "v0.8.0")
+	dir, err := testenv.ModuleDir(context.Background(), "github.com/kubeflow/mpi-operator", version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +59,12 @@ resource "aiplatform_mpi_operator" %q {
 `, name, mpiOperatorFile(t), extra)
 }
 
-// mpiJobRuns creates MPIJob pi (1 launcher, 2 workers) and waits until the
-// installed operator — the real MPI Operator v0.8.0, run by testenv's pod
-// runner for the Deployment's pod — has made its launcher and worker pods,
-// hostfile and SSH Secret. The wait bounds a broken cluster; it is not a
-// timing assertion.
-func mpiJobRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
+// mpiJobRuns creates MPIJob name (1 launcher, 2 workers) in default and
+// waits until the installed operator — the real MPI Operator, run by
+// testenv's pod runner for the Deployment's pod — has made its launcher and
+// worker pods, hostfile and SSH Secret. The wait bounds a broken cluster; it
+// is not a timing assertion.
+func mpiJobRuns(env *testenv.Env, name string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx := context.Background()
 		container := func(name string, command ...any) map[string]any {
@@ -68,7 +72,7 @@ func mpiJobRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 		}
 		job := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
-			"metadata": map[string]any{"name": "pi", "namespace": "default"},
+			"metadata": map[string]any{"name": name, "namespace": "default"},
 			"spec": map[string]any{
 				"slotsPerWorker": int64(1), "sshAuthMountPath": "/home/mpiuser/.ssh",
 				"mpiReplicaSpecs": map[string]any{
@@ -78,7 +82,7 @@ func mpiJobRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 			},
 		}}
 		if _, err := env.Dynamic.Resource(mpiJobResource).Namespace("default").Create(ctx, job, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("creating MPIJob pi through the installed CRD: %w", err)
+			return fmt.Errorf("creating MPIJob %s through the installed CRD: %w", name, err)
 		}
 		oneLauncherTwoWorkers := acctest.PodsWant{What: "1 launcher and 2 worker pods", OK: func(pods []corev1.Pod) bool {
 			roles := map[string]int{}
@@ -87,18 +91,18 @@ func mpiJobRuns(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 			}
 			return roles["launcher"] == 1 && roles["worker"] == 2
 		}}
-		if _, err := (acctest.Pods{Namespace: "default", Selector: "training.kubeflow.org/job-name=pi"}).Await(env, 2*time.Minute, oneLauncherTwoWorkers); err != nil {
-			return fmt.Errorf("MPIJob pi: %w", err)
+		if _, err := (acctest.Pods{Namespace: "default", Selector: "training.kubeflow.org/job-name=" + name}).Await(env, 2*time.Minute, oneLauncherTwoWorkers); err != nil {
+			return fmt.Errorf("MPIJob %s: %w", name, err)
 		}
-		cm, err := env.Client.CoreV1().ConfigMaps("default").Get(ctx, "pi-config", metav1.GetOptions{})
+		cm, err := env.Client.CoreV1().ConfigMaps("default").Get(ctx, name+"-config", metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("MPIJob pi's ConfigMap: %w", err)
+			return fmt.Errorf("MPIJob %s's ConfigMap: %w", name, err)
 		}
-		if h := cm.Data["hostfile"]; !strings.Contains(h, "pi-worker-0") || !strings.Contains(h, "pi-worker-1") {
-			return fmt.Errorf("MPIJob pi's hostfile %q does not list both workers", h)
+		if h := cm.Data["hostfile"]; !strings.Contains(h, name+"-worker-0") || !strings.Contains(h, name+"-worker-1") {
+			return fmt.Errorf("MPIJob %s's hostfile %q does not list both workers", name, h)
 		}
-		if _, err := env.Client.CoreV1().Secrets("default").Get(ctx, "pi-ssh", metav1.GetOptions{}); err != nil {
-			return fmt.Errorf("MPIJob pi's SSH Secret: %w", err)
+		if _, err := env.Client.CoreV1().Secrets("default").Get(ctx, name+"-ssh", metav1.GetOptions{}); err != nil {
+			return fmt.Errorf("MPIJob %s's SSH Secret: %w", name, err)
 		}
 		return nil
 	}
@@ -127,9 +131,12 @@ func ruleCount(env *testenv.Env, want int) resource.TestCheckFunc {
 	})
 }
 
-// The MPI Operator v0.8.0 from its manifest file in the module cache:
-// install (CRD Established, the Deployment's pod run as the real operator),
-// an MPIJob through it gets its launcher and workers; drift of the
+// The MPI Operator from its manifest file in the module cache: install of
+// the previous default, v0.8.0 (CRD Established, the Deployment's pod run as
+// the real operator), an MPIJob through it gets its launcher and workers;
+// the upgrade in place to the default, v0.8.2, under that MPIJob (issue
+// #29: the job and its pods kept, the new operator runs and makes a second
+// job's pods, the next plan empty); drift of the
 // Deployment, the RBAC and the CRD, and a deleted Deployment, planned and
 // put back; import; another namespace (a replacement, the operator running
 // there); destroy keeps the CRD (and the MPIJob) by default and removes
@@ -138,6 +145,15 @@ func TestAccMPIOperator(t *testing.T) {
 	env := acctest.Env(t)
 	addr := "aiplatform_mpi_operator.this"
 	cfg := acctest.Provider(env) + mpiOperatorBlock(t, "this", "")
+	previous := podrunner.MPIOperatorPreviousVersion
+	previousCfg := acctest.Provider(env) + fmt.Sprintf(`
+resource "aiplatform_mpi_operator" "this" {
+  version   = %q
+  manifests = { path = %q }
+  timeout   = "3m"
+}
+`, previous, mpiOperatorFileAt(t, previous))
+	live := map[string]string{} // the MPIJob's and its pods' UIDs, by name
 	movedCfg := acctest.Provider(env) + mpiOperatorBlock(t, "this", `  namespace = "mpi-jobs"`)
 	movedDeployment := object("apps", "v1", "deployments", "mpi-jobs", "mpi-operator")
 	var rules int
@@ -147,12 +163,12 @@ func TestAccMPIOperator(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { acctest.AwaitMPIOperatorPort(t) },
-				Config:    cfg,
+				Config:    previousCfg,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr(addr, "id", "mpi-operator"),
 					resource.TestCheckResourceAttr(addr, "namespace", "mpi-operator"),
-					resource.TestCheckResourceAttr(addr, "version", "v0.8.0"),
-					resource.TestCheckResourceAttr(addr, "image", "mpioperator/mpi-operator:0.8.0"),
+					resource.TestCheckResourceAttr(addr, "version", previous),
+					resource.TestCheckResourceAttr(addr, "image", "mpioperator/mpi-operator:"+strings.TrimPrefix(previous, "v")),
 					resource.TestCheckResourceAttr(addr, "drift.#", "0"),
 					mpiDeployment.Equal(env, 1, "status", "readyReplicas"),
 					mpiDeployment.Equal(env, "--lock-namespace=mpi-operator", "spec", "template", "spec", "containers", "0", "args", "1"),
@@ -166,9 +182,27 @@ func TestAccMPIOperator(t *testing.T) {
 						}
 						return nil
 					}),
-					mpiJobRuns(t, env),
+					mpiJobRuns(env, "pi"),
+					mpiOperatorRuns(env, previous),
+					recordUIDs(env, live),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// The upgrade to the default version, in place, under the
+				// running MPIJob: the manifests differ only in the image.
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "version", podrunner.MPIOperatorVersion),
+					resource.TestCheckResourceAttr(addr, "image", "mpioperator/mpi-operator:"+strings.TrimPrefix(podrunner.MPIOperatorVersion, "v")),
+					mpiOperatorRuns(env, podrunner.MPIOperatorVersion),
+					sameUIDs(env, live),
+					mpiJobRuns(env, "pi-after-upgrade"),
+				),
 			},
 			{
 				// Out of band: the Deployment scaled, a rule cut from the
@@ -296,7 +330,7 @@ func TestAccMPIOperatorBadInput(t *testing.T) {
 		{`manifests = { url = "ftp://example.com/mpi-operator.yaml" }`, acctest.ErrorMatching("Invalid manifests URL", "ftp://")},
 		{fmt.Sprintf("manifests = { path = %q }", filepath.Join(t.TempDir(), "missing.yaml")), acctest.ErrorMatching("Cannot read the MPI Operator's manifests", "manifests.path", "missing.yaml")},
 		{fmt.Sprintf("manifests = { path = %q }", notMPI), acctest.ErrorMatching("Unusable MPI Operator manifests", "manifests.path", "no Deployment \"mpi-operator\"")},
-		{fmt.Sprintf("manifests = { path = %q }\n  version = \"v0.7.0\"", file), acctest.ErrorMatching("Unusable MPI Operator manifests", "manifests.path", "mpioperator/mpi-operator:0.8.0", "not version v0.7.0")},
+		{fmt.Sprintf("manifests = { path = %q }\n  version = \"v0.7.0\"", file), acctest.ErrorMatching("Unusable MPI Operator manifests", "manifests.path", "mpioperator/mpi-operator:"+strings.TrimPrefix(podrunner.MPIOperatorVersion, "v"), "not version v0.7.0")},
 		{fmt.Sprintf("manifests = { path = %q }\n  version = \"latest\"", file), acctest.ErrorMatching("Invalid version", "latest")},
 		{fmt.Sprintf("manifests = { path = %q }\n  namespace = \"MPI_Operator\"", file), acctest.ErrorMatching("namespace", "DNS-1123 label")},
 		{fmt.Sprintf("manifests = { path = %q }\n  timeout = \"soon\"", file), acctest.ErrorMatching("timeout")},
@@ -372,4 +406,68 @@ func createTrainingOperator(t *testing.T, env *testenv.Env, args []string) {
 	t.Cleanup(func() {
 		_ = env.Client.CoreV1().Namespaces().Delete(context.Background(), "kubeflow", metav1.DeleteOptions{})
 	})
+}
+
+// mpiOperatorRuns waits until the operator's pod is Ready with its process
+// running the testenv-built operator of version (the binary's name carries
+// it) and the pod of any other version gone. The wait bounds a broken
+// cluster; it is not a timing assertion.
+func mpiOperatorRuns(env *testenv.Env, version string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		want := acctest.PodsWant{What: "one Ready operator pod running " + version, OK: func(pods []corev1.Pod) bool {
+			if len(pods) != 1 || pods[0].DeletionTimestamp != nil {
+				return false
+			}
+			for _, cs := range pods[0].Status.ContainerStatuses {
+				pid, ok := strings.CutPrefix(cs.ContainerID, "testenv://")
+				if !ok || !cs.Ready {
+					return false
+				}
+				exe, err := os.Readlink("/proc/" + pid + "/exe")
+				return err == nil && strings.Contains(filepath.Base(exe), version)
+			}
+			return false
+		}}
+		_, err := (acctest.Pods{Namespace: "mpi-operator", Selector: "app=mpi-operator"}).Await(env, 2*time.Minute, want)
+		return err
+	}
+}
+
+// recordUIDs notes MPIJob pi's UID and its pods'; sameUIDs checks they are
+// all still there, none replaced.
+func recordUIDs(env *testenv.Env, into map[string]string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := jobUIDs(env)
+		for k, v := range got {
+			into[k] = v
+		}
+		return err
+	}
+}
+
+func sameUIDs(env *testenv.Env, want map[string]string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		got, err := jobUIDs(env)
+		if err != nil {
+			return err
+		}
+		if len(want) < 4 || fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("MPIJob pi and its pods after the upgrade: %v, before: %v (want the same objects, none replaced)", got, want)
+		}
+		return nil
+	}
+}
+
+func jobUIDs(env *testenv.Env) (map[string]string, error) {
+	out := map[string]string{}
+	job, err := mpiJobPi.Get(env)
+	if err != nil || job == nil {
+		return out, fmt.Errorf("MPIJob pi: %v (present: %v)", err, job != nil)
+	}
+	out["mpijob/pi"] = string(job.GetUID())
+	pods, err := (acctest.Pods{Namespace: "default", Selector: "training.kubeflow.org/job-name=pi"}).List(env)
+	for _, p := range pods {
+		out["pod/"+p.Name] = string(p.UID)
+	}
+	return out, err
 }

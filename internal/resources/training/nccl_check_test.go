@@ -184,7 +184,7 @@ func TestAccNCCLCheckEndToEnd(t *testing.T) {
 	env := acctest.Env(t)
 	if !mpiJobsServed(t, env) {
 		t.Skip("the test cluster does not serve kubeflow.org/v2beta1 MPIJobs (no MPI Operator): " +
-			"the end-to-end check needs testenv to install MPI Operator v0.8.0 and run the launcher's command")
+			"the end-to-end check needs testenv to install the MPI Operator and run the launcher's command")
 	}
 	fixture, err := filepath.Abs("../../fabric/testdata/published/ib_footer_nccl-tests119.log")
 	if err != nil {

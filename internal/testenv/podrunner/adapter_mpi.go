@@ -47,12 +47,13 @@ import (
 //
 // It ships no chart: Install applies its manifest file.
 var MPIOperator = &Adapter{
-	Name: "mpi-operator",
-	Binary: binaries.Spec{Name: "mpi-operator", Version: MPIOperatorVersion, Module: MPIOperatorModule, Package: MPIOperatorModule + "/cmd/mpi-operator", Dir: binaries.K8s035, ColdBuild: "~4 min",
-		LDFlags: "-X github.com/kubeflow/mpi-operator/pkg/version.Version=" + MPIOperatorVersion}, // unstamped, it reports v2.0.0
-	Image:     regexp.MustCompile(`^((docker\.io/)?(mpioperator|kubeflow)/mpi-operator)[:@]`),
-	Prepare:   prepareMPIOperatorPod,
-	Exclusive: MPIOperatorLock,
+	Name:       "mpi-operator",
+	Binary:     mpiOperatorSpec(MPIOperatorVersion, binaries.K8s036, "~1 min with tools/k8s-v0.36 built"),
+	Alternates: []binaries.Spec{mpiOperatorSpec(MPIOperatorPreviousVersion, binaries.K8s035, "~1 min with tools/k8s-v0.35 built, ~4 alone")},
+	VersionOf:  mpiOperatorVersionOf,
+	Image:      regexp.MustCompile(`^((docker\.io/)?(mpioperator|kubeflow)/mpi-operator)[:@]`),
+	Prepare:    prepareMPIOperatorPod,
+	Exclusive:  MPIOperatorLock,
 	Install: Install{
 		Manifests: Source{Module: MPIOperatorModule, Version: MPIOperatorVersion, Dir: catalog.MPIOperatorManifest},
 		Namespace: catalog.MPIOperator.Namespace, Serves: catalog.MPIOperator.Serves,
@@ -64,7 +65,28 @@ var MPIOperator = &Adapter{
 var (
 	MPIOperatorModule  = catalog.MPIOperator.Module
 	MPIOperatorVersion = catalog.ModuleVersion(catalog.MPIOperator.DefaultVersion)
+	// MPIOperatorPreviousVersion is the default before MPIOperatorVersion,
+	// still run for the upgrade from it: a pod whose image is tagged with
+	// it (the release manifest's own tag) runs it.
+	MPIOperatorPreviousVersion = "v0.8.0"
 )
+
+// mpiOperatorSpec is the MPI Operator of a version, built in dir (a tools
+// module that requires that version).
+func mpiOperatorSpec(version, dir, cold string) binaries.Spec {
+	return binaries.Spec{Name: "mpi-operator", Version: version, Module: MPIOperatorModule, Package: MPIOperatorModule + "/cmd/mpi-operator", Dir: dir, ColdBuild: cold,
+		LDFlags: "-X github.com/kubeflow/mpi-operator/pkg/version.Version=" + version} // unstamped, it reports v2.0.0
+}
+
+// mpiOperatorVersionOf is the version an image's tag names when testenv
+// builds it ("mpioperator/mpi-operator:0.8.0"), "" for any other tag.
+func mpiOperatorVersionOf(image string) string {
+	tag := "v" + strings.TrimPrefix(imageTag(image), "v")
+	if tag == MPIOperatorVersion || tag == MPIOperatorPreviousVersion {
+		return tag
+	}
+	return ""
+}
 
 const (
 	// MPIOperatorLock is the machine lock the operator's pods hold (its
@@ -76,21 +98,41 @@ const (
 
 func prepareMPIOperatorPod(lp *localPod) error {
 	c := lp.container
-	if tag := strings.TrimPrefix(c.Image[strings.LastIndexAny(c.Image, ":@")+1:], "v"); tag != strings.TrimPrefix(MPIOperatorVersion, "v") {
-		lp.logf("image tag %s, but testenv runs the MPI Operator %s", tag, MPIOperatorVersion)
+	if mpiOperatorVersionOf(c.Image) == "" {
+		lp.logf("image tag %s, but testenv runs the MPI Operator %s", imageTag(c.Image), MPIOperatorVersion)
 	}
 	// Under the machine lock, a taken port is a copy of the operator this
-	// process is stopping (its pod deleted and created again), or a process
-	// that is not testenv's: a few seconds tell which.
-	l, err := net.Listen("tcp", fmt.Sprintf(":%d", mpiOperatorHealthPort))
+	// process is stopping (its pod deleted and created again), the operator
+	// this pod replaces in a rolling update, or a process that is not
+	// testenv's.
+	listen := func() error {
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", mpiOperatorHealthPort))
+		if err == nil {
+			_ = l.Close()
+		}
+		return err
+	}
+	err := listen()
+	if err != nil && lp.predecessor() != nil {
+		// A rolling update (a new image or version): in a cluster the new
+		// pod has a network of its own and starts at once; here the old
+		// operator holds :8080 until the Deployment removes its pod, which
+		// it does once the new one is Ready. So the new pod reports Ready
+		// and starts when the port is free.
+		lp.logf("waiting for :%d, held by the MPI Operator pod this one replaces (a rolling update)", mpiOperatorHealthPort)
+		lp.setStatus(lp.ctx, new(int32), true, "")
+		for err != nil && lp.ctx.Err() == nil {
+			time.Sleep(500 * time.Millisecond)
+			err = listen()
+		}
+	}
 	for wait := 0; err != nil && wait < 60; wait++ {
 		time.Sleep(500 * time.Millisecond)
-		l, err = net.Listen("tcp", fmt.Sprintf(":%d", mpiOperatorHealthPort))
+		err = listen()
 	}
 	if err != nil {
-		return fmt.Errorf("the MPI Operator %s serves /healthz on the fixed port :%d (no flag moves it), which is taken on this machine: %v", MPIOperatorVersion, mpiOperatorHealthPort, err)
+		return fmt.Errorf("the MPI Operator serves /healthz on the fixed port :%d (no flag moves it), which is taken on this machine: %v", mpiOperatorHealthPort, err)
 	}
-	_ = l.Close()
 	lp.ports[mpiOperatorHealthPort] = mpiOperatorHealthPort
 
 	// The image's entrypoint is the operator; a command names it, and
@@ -143,4 +185,28 @@ func prepareMPIOperatorPod(lp *localPod) error {
 func mpiOperatorAnswers(ctx context.Context, client dynamic.Interface) error {
 	_, err := client.Resource(schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}).Namespace("default").List(ctx, metav1.ListOptions{Limit: 1})
 	return err
+}
+
+// predecessor is another MPI Operator pod of this runner, of the same
+// namespace but another pod template (ReplicaSet), whose process runs: the
+// old pod of a Deployment during a rolling update. (A second replica of
+// the same template is not one: it waits for the port and fails.)
+func (lp *localPod) predecessor() *localPod {
+	lp.mu.Lock()
+	ns, hash := lp.pod.Namespace, lp.pod.Labels["pod-template-hash"]
+	lp.mu.Unlock()
+	lp.runner.mu.Lock()
+	defer lp.runner.mu.Unlock()
+	for _, o := range lp.runner.pods {
+		if o == lp || o.adapter != lp.adapter {
+			continue
+		}
+		o.mu.Lock()
+		running := o.proc != nil && o.pod.Namespace == ns && hash != "" && o.pod.Labels["pod-template-hash"] != hash
+		o.mu.Unlock()
+		if running {
+			return o
+		}
+	}
+	return nil
 }

@@ -33,6 +33,7 @@ type localPod struct {
 	ports    map[int32]int    // container port → loopback port
 	unserved map[int32]string // container ports not served, and why
 
+	ctx    context.Context // the pod's: ends when it is deleted or the runner stops
 	cancel context.CancelFunc
 	done   chan struct{}
 

@@ -196,7 +196,7 @@ func (r *podRunner) run(pod *corev1.Pod, a *Adapter, container int) {
 		runner: r, adapter: a, pod: pod.DeepCopy(), container: pod.Spec.Containers[container].DeepCopy(),
 		dir:    filepath.Join(r.dir, pod.Namespace+"_"+pod.Name),
 		mounts: map[string]string{}, ports: map[int32]int{}, unserved: map[int32]string{},
-		cancel: cancel, done: make(chan struct{}),
+		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 	r.mu.Lock()
 	r.pods[pod.UID] = lp

@@ -254,7 +254,7 @@ func TestAccClusterUpAsTheREADMESays(t *testing.T) {
 				}
 			}
 			f := acctest.NewWorkspace(t, env, example("fabric-check"))
-			f.Env = append(f.Env, "TF_VAR_mpi_operator_manifest_path="+chart(t, "github.com/kubeflow/mpi-operator", "v0.8.0", "deploy/v2beta1/mpi-operator.yaml"))
+			f.Env = append(f.Env, "TF_VAR_mpi_operator_manifest_path="+chart(t, "github.com/kubeflow/mpi-operator", "v0.8.2", "deploy/v2beta1/mpi-operator.yaml"))
 
 			use("bad-2x8-h100-8x400g-no-gdr.log")
 			out, err := f.Run("apply", "-auto-approve")

@@ -63,7 +63,7 @@ provider "aiplatform" {
 }
 
 resource "aiplatform_mpi_operator" "this" {
-  version   = "v0.8.0"
+  version   = "v0.8.2"
   manifests = var.mpi_operator_manifest_path == null ? null : { path = var.mpi_operator_manifest_path }
 }
 

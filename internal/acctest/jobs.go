@@ -18,13 +18,16 @@ import (
 )
 
 // Job is a batch/v1 Job submitted to a Kueue LocalQueue, as a user would:
-// suspended, with the queue-name label, pods asking for GPUs and running for
-// RunFor before kwok completes them.
+// suspended, with the queue-name label, pods asking for GPUs (or Resource)
+// and running for RunFor before kwok completes them.
 type Job struct {
 	Namespace, Name, Queue, Priority string
 	Pods                             int32
 	GPUsPerPod                       int64
 	RunFor                           time.Duration
+	// Resource is what GPUsPerPod counts: nvidia.com/gpu by default, e.g.
+	// cpu on a cluster of CPU nodes.
+	Resource corev1.ResourceName
 }
 
 // Submit creates the Job and removes it when the test ends.
@@ -36,6 +39,10 @@ func (j Job) Submit(t *testing.T, env *testenv.Env) {
 	}
 	pods := max(j.Pods, 1)
 	suspend := true
+	res := j.Resource
+	if res == "" {
+		res = "nvidia.com/gpu"
+	}
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: j.Namespace, Name: j.Name, Labels: labels},
 		Spec: batchv1.JobSpec{
@@ -47,8 +54,8 @@ func (j Job) Submit(t *testing.T, env *testenv.Env) {
 					Containers: []corev1.Container{{
 						Name: "train", Image: "trainer:latest",
 						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(j.GPUsPerPod, resource.DecimalSI)},
-							Limits:   corev1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(j.GPUsPerPod, resource.DecimalSI)},
+							Requests: corev1.ResourceList{res: *resource.NewQuantity(j.GPUsPerPod, resource.DecimalSI)},
+							Limits:   corev1.ResourceList{res: *resource.NewQuantity(j.GPUsPerPod, resource.DecimalSI)},
 						},
 					}},
 				},

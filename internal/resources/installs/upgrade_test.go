@@ -2,10 +2,12 @@ package installs_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,6 +15,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
 // A version change of an install is a planned change like any other
@@ -21,15 +24,42 @@ import (
 // status.storedVersions is refused at plan, naming the safe path, and
 // changes nothing; that path, aiplatform_storage_version_migration, is
 // planned with its counts, applied, and applied again when the list grows; the upgrade
-// applies in place and the next plan is empty.
+// applies in place under live work (issue #29: an admitted job's Workload
+// and pod kept, never evicted; the waiting job admitted by the new manager
+// once the quota frees) and the next plan is empty.
 func TestAccKueueUpgradePlan(t *testing.T) {
 	env := acctest.Env(t)
 	ctx := context.Background()
 	src := t.TempDir()
 	migration := ""
+	// A queue with room for one 1-CPU job: the upgrade happens with one
+	// job admitted and running and one waiting.
+	const queues = `
+resource "aiplatform_resource_flavor" "cpu" {
+  name       = "upgrade-cpu"
+  depends_on = [aiplatform_kueue.this]
+}
+
+resource "aiplatform_cluster_queue" "upgrade" {
+  name = "upgrade"
+  resource_groups = [{
+    covered_resources = ["cpu"]
+    flavors = [{
+      name      = aiplatform_resource_flavor.cpu.name
+      resources = [{ name = "cpu", nominal_quota = "1" }]
+    }]
+  }]
+}
+
+resource "aiplatform_local_queue" "upgrade" {
+  name          = "upgrade"
+  namespace     = "default"
+  cluster_queue = aiplatform_cluster_queue.upgrade.name
+}
+`
 	write := func(dir, version string) {
 		t.Helper()
-		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + kueueBlockAt(t, version, "") + migration
+		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + kueueBlockAt(t, version, "") + queues + migration
 		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -39,6 +69,14 @@ func TestAccKueueUpgradePlan(t *testing.T) {
 	if _, err := w.Run("apply", "-auto-approve"); err != nil {
 		t.Fatal(err)
 	}
+
+	running := acctest.Job{Namespace: "default", Name: "upgrade-running", Queue: "upgrade", GPUsPerPod: 1, Resource: "cpu", RunFor: time.Hour}
+	waiting := acctest.Job{Namespace: "default", Name: "upgrade-waiting", Queue: "upgrade", GPUsPerPod: 1, Resource: "cpu", RunFor: time.Hour}
+	running.Submit(t, env)
+	running.Eventually(t, env, "admitted by Kueue 0.17 and its pod scheduled", 2*time.Minute, func(s acctest.State) bool { return !s.Suspended && s.Scheduled == 1 })
+	waiting.Submit(t, env)
+	waiting.Consistently(t, env, "held: no quota left", 3*time.Second, func(s acctest.State) bool { return s.Suspended && s.Pods == 0 })
+	before := liveUIDs(t, env, running)
 
 	crds := env.Dynamic.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	const cq = "clusterqueues.kueue.x-k8s.io"
@@ -91,7 +129,7 @@ func TestAccKueueUpgradePlan(t *testing.T) {
 		t.Helper()
 		write(w.Dir(), "v0.17.0")
 		out, err := w.Run("plan")
-		for _, want := range []string{"Warning: Storage-version migration planned", cq + ": 1 ClusterQueue object(s)", "rewritten at",
+		for _, want := range []string{"Warning: Storage-version migration planned", cq + ": 2 ClusterQueue object(s)", "rewritten at",
 			"[v1beta1 v1beta2] → [v1beta2]", "stored_versions", "known after apply"} {
 			if err != nil || !strings.Contains(out, want) {
 				t.Errorf("the %s plan lacks %q (%v):\n%s", what, want, err, out)
@@ -144,4 +182,49 @@ func TestAccKueueUpgradePlan(t *testing.T) {
 	if labels := dep.GetLabels(); !strings.Contains(labels["helm.sh/chart"]+labels["app.kubernetes.io/version"], "0.19") {
 		t.Errorf("after the upgrade the manager's Deployment is labelled %v, want the 0.19 chart's", labels)
 	}
+
+	// The live work went through the upgrade untouched: the admitted job's
+	// Workload and pod are the same objects, never evicted; the waiting one
+	// still waits. When the running job goes, the 0.19 manager admits it.
+	if after := liveUIDs(t, env, running); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the admitted job's Workload and pod after the upgrade: %v, before: %v (want the same, none replaced)", after, before)
+	}
+	if s, err := running.Observe(env); err != nil || s.Suspended || s.Scheduled != 1 || s.Evictions != 0 {
+		t.Errorf("the admitted job after the upgrade: %+v, %v (want running, never evicted)", s, err)
+	}
+	waiting.Consistently(t, env, "still held by the 0.19 manager", 2*time.Second, func(s acctest.State) bool { return s.Suspended && s.Pods == 0 })
+	policy := metav1.DeletePropagationBackground
+	if err := env.Client.BatchV1().Jobs("default").Delete(ctx, running.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+		t.Fatal(err)
+	}
+	waiting.Eventually(t, env, "admitted by Kueue 0.19 once the quota is free", 2*time.Minute, func(s acctest.State) bool { return !s.Suspended && s.Scheduled == 1 })
+}
+
+// liveUIDs are the UIDs of a job's Workload and pods, by kind and name.
+func liveUIDs(t *testing.T, env *testenv.Env, j acctest.Job) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ctx := context.Background()
+	wls, err := env.Dynamic.Resource(schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}).Namespace(j.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wls.Items {
+		for _, o := range w.GetOwnerReferences() {
+			if o.Kind == "Job" && o.Name == j.Name {
+				out["workload/"+w.GetName()] = string(w.GetUID())
+			}
+		}
+	}
+	pods, err := env.Client.CoreV1().Pods(j.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + j.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		out["pod/"+p.Name] = string(p.UID)
+	}
+	if len(out) != 2 {
+		t.Fatalf("job %s has %v, want one Workload and one pod", j, out)
+	}
+	return out
 }

@@ -82,7 +82,8 @@ func mpiOperatorAttributes() map[string]schema.Attribute {
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"version": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(manifests.MPIOperatorVersion),
 			MarkdownDescription: "Release of the MPI Operator (a tag of github.com/kubeflow/mpi-operator). The file's operator image " +
-				"tag must be this version. Changing it upgrades the install. Default `\"" + manifests.MPIOperatorVersion + "\"`.",
+				"tag must be this version. Changing it upgrades the install in place (v0.8.0 → v0.8.2 is tested under a running MPIJob: " +
+				"the job and its pods are kept; the two releases' files differ only in the image). Default `\"" + manifests.MPIOperatorVersion + "\"`.",
 			Validators: []validator.String{nonEmpty{}}},
 		"manifests": schema.SingleNestedAttribute{Optional: true,
 			MarkdownDescription: "Where the manifest file comes from: `url`, or `path`, a local file. Default: the release's file on GitHub for `version`.",

@@ -28,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/kube"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/resources/object"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/validators"
 )
 
@@ -94,8 +95,8 @@ func (r *storageVersionMigration) Schema(ctx context.Context, _ resource.SchemaR
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true,
-				CreateDescription: fmt.Sprintf("How long the first apply may spend rewriting objects, as a Go duration. Default `%q`.", DefaultTimeout.String()),
-				UpdateDescription: fmt.Sprintf("How long a later apply may spend rewriting objects, as a Go duration. Default `%q`.", DefaultTimeout.String())}),
+				CreateDescription: fmt.Sprintf("How long the first apply may spend rewriting objects, as a Go duration. Default `%q`.", object.Duration(DefaultTimeout)),
+				UpdateDescription: fmt.Sprintf("How long a later apply may spend rewriting objects, as a Go duration. Default `%q`.", object.Duration(DefaultTimeout))}),
 		},
 	}
 }

@@ -37,6 +37,7 @@ var onThisCluster = []string{
 	"resources/aiplatform_model_deployment",
 	"resources/aiplatform_provisioning_request_config",
 	"resources/aiplatform_resource_flavor",
+	"resources/aiplatform_storage_version_migration",
 	"resources/aiplatform_topology",
 	"resources/aiplatform_workload_priority_class",
 	"data-sources/aiplatform_gpu_capacity",

@@ -29,6 +29,19 @@ var (
 // CRD returns the CustomResourceDefinition named e.g.
 // "podgroups.scheduling.volcano.sh", or nil when there is none.
 func (c *Client) CRD(ctx context.Context, name string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	u, err := c.crdObject(ctx, name)
+	if err != nil || u == nil {
+		return nil, err
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &crd); err != nil {
+		return nil, err
+	}
+	return &crd, nil
+}
+
+// crdObject is the CRD named, nil when there is none.
+func (c *Client) crdObject(ctx context.Context, name string) (*unstructured.Unstructured, error) {
 	dyn, err := c.Dynamic()
 	if err != nil {
 		return nil, err
@@ -40,18 +53,27 @@ func (c *Client) CRD(ctx context.Context, name string) (*apiextensionsv1.CustomR
 	if err != nil {
 		return nil, c.explain(ctx, err, "read", crdKind, Ref{Name: name})
 	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &crd); err != nil {
-		return nil, err
-	}
-	return &crd, nil
+	return u, nil
 }
 
 // StoredVersions is status.storedVersions of every CRD of group, by CRD
 // name: the API versions objects of each may still be stored at. An empty
-// map when the group has no CRD. Read from this run's listing of CRDs when
-// there is one (see the read cache).
+// map when the group has no CRD.
 func (c *Client) StoredVersions(ctx context.Context, group string) (map[string][]string, error) {
+	crds, err := c.crdsOfGroup(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, crd := range crds {
+		out[crd.GetName()], _, _ = unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
+	}
+	return out, nil
+}
+
+// crdsOfGroup are the CRDs of an API group, read from this run's listing of
+// CRDs when there is one (see the read cache).
+func (c *Client) crdsOfGroup(ctx context.Context, group string) ([]*unstructured.Unstructured, error) {
 	dyn, err := c.Dynamic()
 	if err != nil {
 		return nil, err
@@ -67,12 +89,11 @@ func (c *Client) StoredVersions(ctx context.Context, group string) (map[string][
 			items[list.Items[i].GetName()] = &list.Items[i]
 		}
 	}
-	out := map[string][]string{}
+	var out []*unstructured.Unstructured
 	for _, crd := range items {
-		if g, _, _ := unstructured.NestedString(crd.Object, "spec", "group"); g != group {
-			continue
+		if g, _, _ := unstructured.NestedString(crd.Object, "spec", "group"); g == group {
+			out = append(out, crd)
 		}
-		out[crd.GetName()], _, _ = unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
 	}
 	return out, nil
 }

@@ -29,9 +29,8 @@ type StorageState struct {
 	Kind    string   // e.g. ClusterQueue
 	Storage string   // the version objects are written at
 	Stored  []string // status.storedVersions
-	// Objects is the number of objects of the CRD (every namespace); -1
-	// when not counted (the CRD has nothing to migrate).
-	Objects int
+
+	gvr schema.GroupVersionResource // the objects, at the storage version
 }
 
 // Pending reports whether objects may be stored at a version other than
@@ -41,47 +40,30 @@ func (s StorageState) Pending() bool {
 }
 
 // StorageStates reads the CRDs named, or every CRD of group when names is
-// empty, sorted by name; the objects of a pending CRD are counted. Names
-// without a CRD are returned as missing.
+// empty, sorted by name. Names without a CRD are returned as missing.
 func (c *Client) StorageStates(ctx context.Context, group string, names []string) (states []StorageState, missing []string, err error) {
-	dyn, err := c.Dynamic()
-	if err != nil {
-		return nil, nil, err
-	}
-	var crds []unstructured.Unstructured
+	var crds []*unstructured.Unstructured
 	if len(names) == 0 {
-		list, err := dyn.Resource(crdGVR).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, nil, c.explain(ctx, err, "list", crdKind, Ref{})
-		}
-		for _, crd := range list.Items {
-			if g, _, _ := unstructured.NestedString(crd.Object, "spec", "group"); g == group {
-				crds = append(crds, crd)
-			}
+		if crds, err = c.crdsOfGroup(ctx, group); err != nil {
+			return nil, nil, err
 		}
 	} else {
 		for _, name := range names {
-			u, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-			if isObjectNotFound(err) {
+			crd, err := c.crdObject(ctx, name)
+			if err != nil {
+				return nil, nil, err
+			}
+			if crd == nil {
 				missing = append(missing, name)
 				continue
 			}
-			if err != nil {
-				return nil, nil, c.explain(ctx, err, "read", crdKind, Ref{Name: name})
-			}
-			crds = append(crds, *u)
+			crds = append(crds, crd)
 		}
 	}
-	for i := range crds {
-		s, gvr, err := storageOf(&crds[i])
+	for _, crd := range crds {
+		s, err := storageOf(crd)
 		if err != nil {
 			return nil, nil, err
-		}
-		s.Objects = -1
-		if s.Pending() {
-			if s.Objects, err = countObjects(ctx, dyn.Resource(gvr)); err != nil {
-				return nil, nil, c.explain(ctx, err, "list", Kind{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Kind: s.Kind}, Ref{})
-			}
 		}
 		states = append(states, s)
 	}
@@ -91,7 +73,7 @@ func (c *Client) StorageStates(ctx context.Context, group string, names []string
 
 // storageOf reads a CRD's storage version, stored versions and the
 // resource its objects are served at (the storage version).
-func storageOf(crd *unstructured.Unstructured) (StorageState, schema.GroupVersionResource, error) {
+func storageOf(crd *unstructured.Unstructured) (StorageState, error) {
 	s := StorageState{CRD: crd.GetName()}
 	s.Kind, _, _ = unstructured.NestedString(crd.Object, "spec", "names", "kind")
 	s.Stored, _, _ = unstructured.NestedStringSlice(crd.Object, "status", "storedVersions")
@@ -105,20 +87,29 @@ func storageOf(crd *unstructured.Unstructured) (StorageState, schema.GroupVersio
 	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
 	if s.Storage == "" || plural == "" {
-		return s, schema.GroupVersionResource{}, fmt.Errorf("CustomResourceDefinition %s has no storage version", s.CRD)
+		return s, fmt.Errorf("CustomResourceDefinition %s has no storage version", s.CRD)
 	}
-	return s, schema.GroupVersionResource{Group: group, Version: s.Storage, Resource: plural}, nil
+	s.gvr = schema.GroupVersionResource{Group: group, Version: s.Storage, Resource: plural}
+	return s, nil
 }
 
-// countObjects counts a resource's objects in every namespace: a first page
-// of one object carries the count of the rest.
-func countObjects(ctx context.Context, res dynamic.NamespaceableResourceInterface) (int, error) {
+func (s StorageState) kind() Kind {
+	return Kind{Group: s.gvr.Group, Version: s.gvr.Version, Resource: s.gvr.Resource, Kind: s.Kind}
+}
+
+// CountObjects counts a CRD's objects in every namespace: a first page of
+// one object carries the count of the rest.
+func (c *Client) CountObjects(ctx context.Context, s StorageState) (int, error) {
+	dyn, err := c.Dynamic()
+	if err != nil {
+		return 0, err
+	}
 	opts := metav1.ListOptions{Limit: 1}
 	n := 0
 	for {
-		list, err := res.List(ctx, opts)
+		list, err := dyn.Resource(s.gvr).List(ctx, opts)
 		if err != nil {
-			return 0, err
+			return 0, c.explain(ctx, err, "list", s.kind(), Ref{})
 		}
 		n += len(list.Items)
 		if rest := list.GetRemainingItemCount(); rest != nil {
@@ -146,12 +137,12 @@ func (c *Client) MigrateStorage(ctx context.Context, name string, progress func(
 	if err != nil {
 		return StorageState{}, 0, c.explain(ctx, err, "read", crdKind, Ref{Name: name})
 	}
-	before, gvr, err := storageOf(u)
+	before, err := storageOf(u)
 	if err != nil {
 		return before, 0, err
 	}
-	kind := Kind{Group: gvr.Group, Version: gvr.Version, Resource: gvr.Resource, Kind: before.Kind}
-	res := dyn.Resource(gvr)
+	kind := before.kind()
+	res := dyn.Resource(before.gvr)
 	done := 0
 	opts := metav1.ListOptions{Limit: migratePage}
 	for {
@@ -184,7 +175,7 @@ func (c *Client) MigrateStorage(ctx context.Context, name string, progress func(
 		if err != nil {
 			return err
 		}
-		now, _, err := storageOf(u)
+		now, err := storageOf(u)
 		if err != nil {
 			return err
 		}

@@ -118,8 +118,9 @@ func TestAccMigrateStorage(t *testing.T) {
 	if err != nil || len(missing) > 0 || len(states) != 1 {
 		t.Fatalf("StorageStates: %v %v %v", states, missing, err)
 	}
-	if s := states[0]; !s.Pending() || s.Storage != "v1" || s.Objects != len(objs) || s.Kind != "Widget" || !reflect.DeepEqual(s.Stored, []string{"v1alpha1", "v1"}) {
-		t.Fatalf("before the migration: %+v, want pending, storage v1, %d Widgets, stored [v1alpha1 v1]", s, len(objs))
+	n, err := c.CountObjects(ctx, states[0])
+	if s := states[0]; err != nil || !s.Pending() || s.Storage != "v1" || n != len(objs) || s.Kind != "Widget" || !reflect.DeepEqual(s.Stored, []string{"v1alpha1", "v1"}) {
+		t.Fatalf("before the migration: %+v with %d objects (%v), want pending, storage v1, %d Widgets, stored [v1alpha1 v1]", s, n, err, len(objs))
 	}
 	// While v1alpha1 is in storedVersions the API server refuses to drop it.
 	if err := trySetVersions(env, "v1", "v1"); err == nil || !strings.Contains(err.Error(), "storedVersions") {

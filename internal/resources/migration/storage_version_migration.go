@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -192,8 +193,13 @@ func (r *storageVersionMigration) ModifyPlan(ctx context.Context, req resource.M
 	var lines []string
 	for _, s := range states {
 		if s.Pending() {
+			n, err := r.client.CountObjects(ctx, s)
+			if err != nil {
+				resp.Diagnostics.AddError("Cannot count the objects to migrate", err.Error())
+				return
+			}
 			lines = append(lines, fmt.Sprintf("- %s: %d %s object(s) rewritten at %s; status.storedVersions [%s] → [%s]",
-				s.CRD, s.Objects, s.Kind, s.Storage, strings.Join(s.Stored, " "), s.Storage))
+				s.CRD, n, s.Kind, s.Storage, strings.Join(s.Stored, " "), s.Storage))
 		}
 	}
 	if len(lines) > 0 {
@@ -222,33 +228,30 @@ func zeros(states []kube.StorageState) types.Map {
 }
 
 func (r *storageVersionMigration) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var m model
-	if resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...); resp.Diagnostics.HasError() {
-		return
-	}
-	d, diags := m.Timeouts.Create(ctx, DefaultTimeout)
-	if resp.Diagnostics.Append(diags...); diags.HasError() {
-		return
-	}
-	resp.Diagnostics.Append(r.migrate(ctx, d, &m)...)
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	}
+	resp.Diagnostics.Append(r.apply(ctx, req.Plan, &resp.State, timeouts.Value.Create)...)
 }
 
 func (r *storageVersionMigration) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.Diagnostics.Append(r.apply(ctx, req.Plan, &resp.State, timeouts.Value.Update)...)
+}
+
+// apply migrates what the plan names, within the timeout its operation
+// allows, and records the result.
+func (r *storageVersionMigration) apply(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State,
+	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics)) diag.Diagnostics {
 	var m model
-	if resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...); resp.Diagnostics.HasError() {
-		return
+	diags := plan.Get(ctx, &m)
+	if diags.HasError() {
+		return diags
 	}
-	d, diags := m.Timeouts.Update(ctx, DefaultTimeout)
-	if resp.Diagnostics.Append(diags...); diags.HasError() {
-		return
+	d, ds := timeout(m.Timeouts, ctx, DefaultTimeout)
+	if diags.Append(ds...); diags.HasError() {
+		return diags
 	}
-	resp.Diagnostics.Append(r.migrate(ctx, d, &m)...)
-	if !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	if diags.Append(r.migrate(ctx, d, &m)...); !diags.HasError() {
+		diags.Append(state.Set(ctx, &m)...)
 	}
+	return diags
 }
 
 // migrate rewrites what the scope of m still stores at an old version and
@@ -283,9 +286,9 @@ func (r *storageVersionMigration) migrate(ctx context.Context, timeout time.Dura
 	for _, s := range states {
 		n := 0
 		if s.Pending() {
-			tflog.Info(ctx, fmt.Sprintf("storage-version migration: %s: rewriting %d object(s) at %s", s.CRD, s.Objects, s.Storage))
+			tflog.Info(ctx, fmt.Sprintf("storage-version migration: %s: rewriting every object at %s", s.CRD, s.Storage))
 			_, n, err = r.client.MigrateStorage(ctx, s.CRD, func(done int) {
-				tflog.Info(ctx, fmt.Sprintf("storage-version migration: %s: %d of %d object(s) rewritten", s.CRD, done, s.Objects))
+				tflog.Info(ctx, fmt.Sprintf("storage-version migration: %s: %d object(s) rewritten", s.CRD, done))
 			})
 			if err != nil {
 				diags.AddError("Storage-version migration failed", fmt.Sprintf("%s: %v (%d object(s) rewritten before it stopped). "+

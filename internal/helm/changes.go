@@ -244,3 +244,39 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// MovedCRDs are the CRDs that the chart before created from its crds/
+// directory and the chart next renders among its templates instead (next
+// rendered: Render's output). Helm created the former at install without
+// its ownership label and annotations, and an upgrade refuses to take over
+// an existing object without them ("invalid ownership metadata"): Kubeflow
+// Trainer 2.3 moved its CRDs so. Upgrade adds them first (AdoptCRDs).
+func MovedCRDs(before, next *chart.Chart, rendered []*unstructured.Unstructured) []string {
+	if before == nil || next == nil {
+		return nil
+	}
+	stays := map[string]bool{}
+	for _, o := range crdObjects(next) {
+		stays[o.GetName()] = true
+	}
+	inTemplates := map[string]bool{}
+	for _, o := range rendered {
+		if o.GetKind() == "CustomResourceDefinition" && !stays[o.GetName()] {
+			inTemplates[o.GetName()] = true
+		}
+	}
+	var out []string
+	for _, o := range crdObjects(before) {
+		if inTemplates[o.GetName()] {
+			out = append(out, o.GetName())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// MovedCRDNote is how the plan shows a CRD MovedCRDs found.
+func MovedCRDNote(name string) string {
+	return fmt.Sprintf("CRD %s moves from the chart's crds/ into its templates: the upgrade adds Helm's ownership label and "+
+		"annotations to it, so that the release takes it over and upgrades it from now on", name)
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -15,9 +16,8 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
-// render renders a product's chart of a module version from the Go module
-// cache, with its default values.
-func render(t *testing.T, p catalog.Product, version string) []*unstructured.Unstructured {
+// load loads a product's chart of a module version from the Go module cache.
+func load(t *testing.T, p catalog.Product, version string) *chart.Chart {
 	t.Helper()
 	dir, err := testenv.ModuleDir(context.Background(), p.Module, version)
 	if err != nil {
@@ -27,7 +27,14 @@ func render(t *testing.T, p catalog.Product, version string) []*unstructured.Uns
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := helm.Render(ch, map[string]any{}, p.Namespace, p.Release, nil)
+	return ch
+}
+
+// render renders a product's chart of a module version from the Go module
+// cache, with its default values.
+func render(t *testing.T, p catalog.Product, version string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := helm.Render(load(t, p, version), map[string]any{}, p.Namespace, p.Release, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,5 +76,39 @@ func TestChangesBetweenUpstreamCharts(t *testing.T) {
 	}
 	if contains(got, "stops serving v1beta1") {
 		t.Errorf("Kueue 0.19 still serves v1beta1: %q", got)
+	}
+}
+
+// Kubeflow Trainer 2.3 renders in its templates the three CRDs 2.2 created
+// from crds/: the upgrade must take them over. LWS 0.7 → 0.9 moved the
+// other way (templates into crds/), and the same chart twice moves nothing.
+func TestMovedCRDs(t *testing.T) {
+	t22, t23 := load(t, catalog.Trainer, "v2.2.0"), load(t, catalog.Trainer, "v2.3.0")
+	vals := map[string]any{"jobset": map[string]any{"install": false}}
+	rendered, err := helm.Render(t23, vals, catalog.Trainer.Namespace, catalog.Trainer.Release, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"clustertrainingruntimes.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org", "trainjobs.trainer.kubeflow.org"}
+	if got := helm.MovedCRDs(t22, t23, rendered); !slices.Equal(got, want) {
+		t.Errorf("Trainer 2.2.0 → 2.3.0: %q, want %q", got, want)
+	}
+	if got := helm.MovedCRDs(t23, t23, rendered); len(got) != 0 {
+		t.Errorf("Trainer 2.3.0 → 2.3.0: %q", got)
+	}
+	crdsOff, err := helm.Render(t23, map[string]any{"jobset": map[string]any{"install": false}, "crds": map[string]any{"enabled": false}},
+		catalog.Trainer.Namespace, catalog.Trainer.Release, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := helm.MovedCRDs(t22, t23, crdsOff); len(got) != 0 {
+		t.Errorf("Trainer 2.3.0 with crds.enabled=false renders no CRD, yet %q", got)
+	}
+	lws07, lws09 := load(t, catalog.LWS, "v0.7.0"), load(t, catalog.LWS, "v0.9.0")
+	if got := helm.MovedCRDs(lws07, lws09, render(t, catalog.LWS, "v0.9.0")); len(got) != 0 {
+		t.Errorf("LWS 0.7.0 → 0.9.0: %q", got)
+	}
+	if note := helm.MovedCRDNote(want[2]); !strings.Contains(note, "trainjobs.trainer.kubeflow.org moves from the chart's crds/ into its templates") {
+		t.Error(note)
 	}
 }

@@ -48,9 +48,9 @@ func liveDeployments(ctx context.Context, c *kube.Client, product, name, labels 
 	out := make([]Install, 0, len(deps))
 	for _, d := range deps {
 		in := Install{Chart: product, Namespace: d.Namespace, Name: d.Name, Found: fmt.Sprintf("Deployment %s/%s", d.Namespace, d.Name)}
-		if rel := d.Annotations["meta.helm.sh/release-name"]; rel != "" {
+		if rel := d.Annotations[releaseNameAnnotation]; rel != "" {
 			in.Name = rel
-			if ns := d.Annotations["meta.helm.sh/release-namespace"]; ns != "" {
+			if ns := d.Annotations[releaseNamespaceAnnotation]; ns != "" {
 				in.Namespace = ns
 			}
 			in.Found += fmt.Sprintf(", Helm release %s/%s", in.Namespace, in.Name)

@@ -282,7 +282,7 @@ func LiveKueue(ctx context.Context, c *kube.Client) ([]Install, error) {
 			continue
 		}
 		name := strings.TrimSuffix(cm.Name, "-manager-config")
-		if rel := cm.Annotations["meta.helm.sh/release-name"]; rel != "" {
+		if rel := cm.Annotations[releaseNameAnnotation]; rel != "" {
 			name = rel
 		}
 		out = append(out, Install{Chart: Kueue.Product, Namespace: cm.Namespace, Name: name, Config: cfg, Found: "ConfigMap " + cm.Name})

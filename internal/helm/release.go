@@ -166,6 +166,9 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	// 0.9's DisaggregatedSet, new fields of JobSet's — would never reach the
 	// cluster: applied first, as the new controller needs them. A rollback
 	// leaves them (CRDs only gain versions and fields between releases).
+	if err := r.adoptMovedCRDs(ctx, prev, o); err != nil {
+		return nil, err
+	}
 	crds := crdObjects(o.Chart)
 	if len(crds) > 0 {
 		r.log("applying the %d CRDs of chart %s %s's crds/", len(crds), o.Chart.Metadata.Name, o.Chart.Metadata.Version)
@@ -228,6 +231,39 @@ func (r *Release) repair(ctx context.Context, objs []*unstructured.Unstructured)
 		return fmt.Errorf("release %s: putting back objects changed in the cluster: %w", r.ID(), err)
 	}
 	return r.Client.WaitReady(ctx, drifted, r.Namespace, r.Log)
+}
+
+// adoptMovedCRDs gives the CRDs the previous chart created from its crds/
+// and o.Chart renders among its templates (MovedCRDs, shown in the plan)
+// Helm's ownership label and annotations, which Helm checks before it
+// updates an object it did not create. Only CRDs that carry no ownership
+// yet are patched; one another release owns is left to Helm's refusal.
+func (r *Release) adoptMovedCRDs(ctx context.Context, prev *release.Release, o Options) error {
+	if prev == nil || prev.Chart == nil || len(prev.Chart.CRDObjects()) == 0 {
+		return nil
+	}
+	rendered, err := Render(o.Chart, o.Values, r.Namespace, r.Name, o.Omit)
+	if err != nil {
+		return fmt.Errorf("upgrading %s: %w", r.ID(), err)
+	}
+	for _, name := range MovedCRDs(prev.Chart, o.Chart, rendered) {
+		live, found, err := r.Client.Get(ctx, crdKind, kube.Ref{Name: name})
+		if err != nil {
+			return fmt.Errorf("upgrading %s: reading CRD %s: %w", r.ID(), name, err)
+		}
+		if !found || live.GetLabels()[managedByLabel] != "" || live.GetAnnotations()[releaseNameAnnotation] != "" {
+			continue
+		}
+		r.log("CRD %s moves from chart %s's crds/ into its templates: adding Helm's ownership of release %s", name, o.Chart.Metadata.Name, r.ID())
+		patch := map[string]any{"metadata": map[string]any{
+			"labels":      map[string]any{managedByLabel: managedByHelm},
+			"annotations": map[string]any{releaseNameAnnotation: r.Name, releaseNamespaceAnnotation: r.Namespace},
+		}}
+		if _, err := r.Client.MergePatch(ctx, crdKind, kube.Ref{Name: name}, patch); err != nil {
+			return fmt.Errorf("upgrading %s: adding Helm's ownership to CRD %s: %w", r.ID(), name, err)
+		}
+	}
+	return nil
 }
 
 func (r *Release) rollback(cfg *action.Configuration, prev *release.Release, cause error, during string) error {
@@ -396,11 +432,16 @@ func crdObjects(ch *chart.Chart) []*unstructured.Unstructured {
 // certManagerGroup is cert-manager's API group (Options.Omit).
 const certManagerGroup = "cert-manager.io"
 
-// Helm's ownership label and its value.
+// Helm's ownership label and its value, and its ownership annotations.
 const (
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedByHelm  = "Helm"
+	managedByLabel             = "app.kubernetes.io/managed-by"
+	managedByHelm              = "Helm"
+	releaseNameAnnotation      = "meta.helm.sh/release-name"
+	releaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
 )
+
+// crdKind is the API's CustomResourceDefinition.
+var crdKind = kube.Kind{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions", Kind: "CustomResourceDefinition"}
 
 // keepCRDs marks every CRD of the release with helm.sh/resource-policy=keep,
 // so that uninstalling the release leaves the CRDs, and with them every

@@ -1,6 +1,6 @@
 // The controllers testenv runs that are built on Kubernetes v0.35 and
-// controller-runtime v0.23 (Kueue 0.17, the MPI Operator 0.8.0, the previous
-// defaults still tested), in one module so
+// controller-runtime v0.23 (Kueue 0.17, the MPI Operator 0.8.0 and Kubeflow
+// Trainer 2.2.0, the previous defaults still tested), in one module so
 // that the dependencies they share are compiled once; see ../k8s-v0.36/go.mod.
 module github.com/aiplatform/terraform-provider-aiplatform/tools/k8s-v0.35
 
@@ -8,6 +8,7 @@ go 1.25.0
 
 tool (
 	github.com/kubeflow/mpi-operator/cmd/mpi-operator
+	github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
 	sigs.k8s.io/kueue/cmd/kueue
 )
 

@@ -245,7 +245,9 @@ func upgradeDoc(u catalog.Upgrades) string {
 	if len(rules) > 0 {
 		doc += " and refuses, naming the safe path, " + strings.Join(rules, "; ")
 	}
-	return doc + "."
+	return doc + ". A CRD that the installed chart created from its `crds/` directory and the new chart renders among its " +
+		"templates (Kubeflow Trainer 2.2 → 2.3) first gets Helm's ownership label and annotations, so that the upgrade takes it " +
+		"over instead of failing on it; the plan lists each such CRD."
 }
 
 // upgrade judges a change of version: upstream's rules (catalog.Upgrades),
@@ -336,7 +338,11 @@ func (r *helmBackend[T, P]) chartChanges(ctx context.Context, m, prior *T) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return helm.Changes(before, after), nil
+	changes := helm.Changes(before, after)
+	for _, name := range helm.MovedCRDs(cur.Chart, ch, after) {
+		changes = append(changes, helm.MovedCRDNote(name))
+	}
+	return changes, nil
 }
 
 // same: the plan differs from the state in settings alone (or not at all).

@@ -31,9 +31,13 @@ var (
 // trainerChart is charts/kubeflow-trainer of github.com/kubeflow/trainer/v2
 // v2.3.0 in the module cache: the upstream chart at the registry's version
 // (2.3.0), without its dependencies.
-func trainerChart(t *testing.T) string {
+func trainerChart(t *testing.T) string { return trainerChartAt(t, "v2.3.0") }
+
+// trainerChartAt is charts/kubeflow-trainer of a Trainer version in the
+// module cache (the pod runner runs the manager of the chart's image tag).
+func trainerChartAt(t *testing.T, version string) string {
 	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "github.com/kubeflow/trainer/v2", "v2.3.0")
+	dir, err := testenv.ModuleDir(context.Background(), "github.com/kubeflow/trainer/v2", version)
 	if err != nil {
 		t.Fatal(err)
 	}

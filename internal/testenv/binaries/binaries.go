@@ -60,7 +60,7 @@ type Spec struct {
 // Kubernetes generation (Spec.Dir).
 const (
 	K8s036 = "tools/k8s-v0.36" // k8s.io v0.36, controller-runtime v0.24: Kueue 0.19, JobSet, the Trainer, LWS 0.9, the MPI Operator 0.8.2, the endpoint picker, kwok
-	K8s035 = "tools/k8s-v0.35" // k8s.io v0.35, controller-runtime v0.23: Kueue 0.17, the MPI Operator 0.8.0
+	K8s035 = "tools/k8s-v0.35" // k8s.io v0.35, controller-runtime v0.23: Kueue 0.17, the MPI Operator 0.8.0, the Trainer 2.2.0
 )
 
 // FileName is the cached binary's name, e.g. "kube-apiserver-v1.36.3".

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 )
 
 // trainerAdapter runs the Kubeflow Trainer controller manager of a pod from
@@ -54,11 +53,12 @@ import (
 // a real container (alpine, `apk add kubectl`), so runtimes.defaultEnabled
 // is false; ClusterTrainingRuntimes are the test's to create.
 var Trainer = &Adapter{
-	Name: "trainer",
-	Binary: binaries.Spec{Name: "trainer-controller-manager", Version: TrainerVersion, Module: TrainerModule, Package: TrainerModule + "/cmd/trainer-controller-manager",
-		Dir: binaries.K8s036, ColdBuild: "~2 min alone, less with tools/k8s-v0.36 built"},
-	Image:   regexp.MustCompile(`^((ghcr|docker)\.io/)?kubeflow/trainer/trainer-controller-manager[:@]`),
-	Prepare: prepareTrainerPod,
+	Name:       "trainer",
+	Binary:     trainerSpec(TrainerVersion, binaries.K8s036, "~2 min alone, less with tools/k8s-v0.36 built"),
+	Alternates: []binaries.Spec{trainerSpec(TrainerPreviousVersion, binaries.K8s035, "~1 min with tools/k8s-v0.35 built")},
+	VersionOf:  trainerVersionOf,
+	Image:      regexp.MustCompile(`^((ghcr|docker)\.io/)?kubeflow/trainer/trainer-controller-manager[:@]`),
+	Prepare:    prepareTrainerPod,
 	Install: Install{
 		Chart:     Source{Module: TrainerModule, Version: TrainerVersion, Dir: catalog.Trainer.ChartDir},
 		Namespace: trainerNamespace, Release: catalog.Trainer.Release, Serves: catalog.Trainer.Serves,
@@ -76,7 +76,27 @@ var Trainer = &Adapter{
 var (
 	TrainerModule  = catalog.Trainer.Module
 	TrainerVersion = catalog.ModuleVersion(catalog.Trainer.DefaultVersion)
+	// TrainerPreviousVersion is the default before TrainerVersion, still
+	// run for the upgrade from it: a pod whose image is tagged with it (the
+	// chart's default tag, its version with a "v") runs it.
+	TrainerPreviousVersion = "v2.2.0"
 )
+
+// trainerSpec is the Trainer controller manager of a version, built in dir
+// (a tools module that requires that version).
+func trainerSpec(version, dir, cold string) binaries.Spec {
+	return binaries.Spec{Name: "trainer-controller-manager", Version: version, Module: TrainerModule, Package: TrainerModule + "/cmd/trainer-controller-manager",
+		Dir: dir, ColdBuild: cold}
+}
+
+// trainerVersionOf is the version an image's tag names when testenv builds
+// it ("…/trainer-controller-manager:v2.2.0"), "" for any other tag.
+func trainerVersionOf(image string) string {
+	if tag := imageTag(image); tag == TrainerVersion || tag == TrainerPreviousVersion {
+		return tag
+	}
+	return ""
+}
 
 // trainerNamespace is the namespace Trainer uses outside a pod.
 var trainerNamespace = catalog.Trainer.Namespace
@@ -91,8 +111,8 @@ func prepareTrainerPod(lp *localPod) error {
 		return err
 	}
 	c := lp.container
-	if tag := c.Image[strings.LastIndexAny(c.Image, ":@")+1:]; tag != TrainerVersion {
-		lp.logf("image tag %s, but testenv runs the Trainer controller manager %s", tag, TrainerVersion)
+	if trainerVersionOf(c.Image) == "" {
+		lp.logf("image tag %s, but testenv runs the Trainer controller manager %s", imageTag(c.Image), TrainerVersion)
 	}
 	args := slices.Clone(c.Args)
 	cfg, configAt, err := lp.configArg(args)

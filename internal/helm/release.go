@@ -165,7 +165,7 @@ func (r *Release) Upgrade(ctx context.Context, o Options) (*release.Release, err
 	// those CRDs at install only), so a new version's CRDs there — LWS
 	// 0.9's DisaggregatedSet, new fields of JobSet's — would never reach the
 	// cluster: applied first, as the new controller needs them. A rollback
-	// leaves them (CRDs only gain versions and fields between releases).
+	// puts back the previous chart's (restoreCRDs).
 	if err := r.adoptMovedCRDs(ctx, prev, o); err != nil {
 		return nil, err
 	}
@@ -281,8 +281,55 @@ func (r *Release) rollback(cfg *action.Configuration, prev *release.Release, cau
 		return fmt.Errorf("upgrading %s failed: %w\n\nRolling back to revision %d failed too: %v", r.ID(), cause, prev.Version, err)
 	}
 	r.log("upgrade of %s failed; rolled back to revision %d", r.ID(), prev.Version)
+	if err := r.restoreCRDs(prev); err != nil {
+		return fmt.Errorf("upgrading %s failed, and it was rolled back to revision %d (chart %s %s), but its CRDs were not put back: %v; "+
+			"the next plan shows them as drift: %w", r.ID(), prev.Version, prev.Chart.Metadata.Name, prev.Chart.Metadata.Version, err, cause)
+	}
 	return fmt.Errorf("upgrading %s failed, and it was rolled back to revision %d (chart %s %s), which is in place again: %w",
 		r.ID(), prev.Version, prev.Chart.Metadata.Name, prev.Chart.Metadata.Version, cause)
+}
+
+// restoreCRDs puts back the CRDs of the rolled-back-to chart's crds/: the
+// failed upgrade applied the new chart's (its crds/ first, or its templates
+// where the new chart moved them), and Helm's rollback leaves both. A CRD
+// whose storage version the new chart changed is left as it is, as objects
+// may already be stored at the new version; the next plan shows it.
+func (r *Release) restoreCRDs(prev *release.Release) error {
+	crds := crdObjects(prev.Chart)
+	if len(crds) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var restore []*unstructured.Unstructured
+	for _, crd := range crds {
+		live, found, err := r.Client.Get(ctx, crdKind, kube.Ref{Name: crd.GetName()})
+		if err != nil {
+			return err
+		}
+		if found && storageVersion(live) != storageVersion(crd) {
+			r.log("CRD %s stays as the failed upgrade left it: it stores %s now, chart %s %s's stores %s",
+				crd.GetName(), storageVersion(live), prev.Chart.Metadata.Name, prev.Chart.Metadata.Version, storageVersion(crd))
+			continue
+		}
+		restore = append(restore, crd)
+	}
+	if len(restore) == 0 {
+		return nil
+	}
+	r.log("putting back the %d CRDs of chart %s %s's crds/", len(restore), prev.Chart.Metadata.Name, prev.Chart.Metadata.Version)
+	return r.Client.ApplyObjects(ctx, restore, r.Namespace)
+}
+
+// storageVersion is the name of a CRD's version with storage: true.
+func storageVersion(crd *unstructured.Unstructured) string {
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		if m, ok := v.(map[string]any); ok && m["storage"] == true {
+			return fmt.Sprint(m["name"])
+		}
+	}
+	return ""
 }
 
 // Uninstall removes the release and waits until its objects are gone. CRDs

@@ -34,7 +34,7 @@ func TestAccTrainerUpgradeWithLiveTrainJob(t *testing.T) {
 	env := acctest.Env(t)
 	ctx := context.Background()
 	previous, current := podrunner.TrainerPreviousVersion, podrunner.TrainerVersion
-	write := func(dir, version string) {
+	writeWith := func(dir, version, cpu, extra string) {
 		t.Helper()
 		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + jobSetBlock(t, "this", "") + fmt.Sprintf(`
 resource "aiplatform_trainer" "this" {
@@ -46,16 +46,18 @@ resource "aiplatform_trainer" "this" {
     manager:
       resources:
         requests:
-          cpu: 100m
+          cpu: %s
           memory: 128Mi
   EOT
   depends_on = [aiplatform_jobset_controller.this]
+%s
 }
-`, strings.TrimPrefix(version, "v"), trainerChartAt(t, version))
+`, strings.TrimPrefix(version, "v"), trainerChartAt(t, version), cpu, extra)
 		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	write := func(dir, version string) { writeWith(dir, version, "100m", "") }
 	src := t.TempDir()
 	write(src, previous)
 	w := acctest.NewWorkspace(t, env, src)
@@ -175,6 +177,48 @@ resource "aiplatform_trainer" "this" {
 			t.Errorf("the upgrade's plan lacks %q:\n%s", want, out)
 		}
 	}
+	// A failed upgrade: the 2.3 manager asks for more CPU than any node
+	// has, never becomes ready, and the release rolls back to 2.2. Helm's
+	// rollback deletes what the failed revision had and the one rolled back
+	// to has not — the CRDs, now in the templates, and with them every
+	// TrainJob — unless they are marked helm.sh/resource-policy=keep, as
+	// the provider marks every CRD of a release: the CRDs and the live work
+	// stay, and the 2.2 manager runs again. The CRDs the failed upgrade
+	// changed to 2.3's are put back to 2.2's (which Helm's rollback does not
+	// do), so the plan of the 2.2 configuration is empty.
+	writeWith(w.Dir(), current, "1000", "  timeouts {\n    update = \"45s\"\n  }")
+	out, err = w.Run("apply", "-auto-approve")
+	if flat := strings.Join(strings.Fields(out), " "); err == nil || !strings.Contains(flat, "Upgrading Kubeflow Trainer failed") ||
+		!strings.Contains(flat, "rolled back to revision 1") {
+		t.Fatalf("an upgrade whose manager can never be scheduled: %v, want it rolled back to revision 1:\n%s", err, out)
+	}
+	for _, name := range trainerCRDs {
+		if _, err := crds.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("CRD %s after the failed upgrade: %v", name, err)
+		}
+	}
+	if after := uids(); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the TrainJob, its JobSet and pods after the failed upgrade: %v, before: %v (want the same, none replaced)", after, before)
+	}
+	if img := managerImage(); !strings.HasSuffix(img, ":"+previous) {
+		t.Errorf("after the rollback the manager's image is %s, want tag %s", img, previous)
+	}
+	if err := acctest.Eventually(2*time.Minute, "the 2.2 manager alone, ready", func() (bool, string) {
+		d, err := trainerDeployment.Get(env)
+		if err != nil || d == nil {
+			return false, fmt.Sprint(err)
+		}
+		st, _, _ := unstructured.NestedMap(d.Object, "status")
+		return st["replicas"] == int64(1) && st["updatedReplicas"] == int64(1) && st["readyReplicas"] == int64(1), fmt.Sprint(st)
+	}); err != nil {
+		t.Error(err)
+	}
+	write(w.Dir(), previous)
+	if code, out := w.PlanExitCode(); code != 0 {
+		t.Errorf("plan of the 2.2 configuration after the rollback: exit %d, want 0 (the release is 2.2 again):\n%s", code, out)
+	}
+
+	write(w.Dir(), current)
 	if out, err := w.Run("apply", "-auto-approve"); err != nil {
 		t.Fatalf("the upgrade: %v\n%s", err, out)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,14 +20,21 @@ import (
 // KubeRayChart assembles the stand-in KubeRay chart in a temporary
 // directory: this repository's testdata/charts/kuberay-operator (the
 // operator's Deployment, RBAC and Service) plus KubeRay's own CRDs, copied
-// from the ray-operator module v1.5.0 (never committed to this repository).
-func KubeRayChart(t *testing.T) string {
+// from the ray-operator module at the default version (never committed to
+// this repository).
+func KubeRayChart(t *testing.T) string { return KubeRayChartAt(t, podrunner.KubeRayVersion) }
+
+// KubeRayChartAt is the stand-in chart at another KubeRay version (a
+// module version, "v1.5.0"): the CRDs of that version, the chart's version
+// and the operator's image tag set to it (the pod runner runs the operator
+// of the tag).
+func KubeRayChartAt(t *testing.T, version string) string {
 	t.Helper()
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod, err := testenv.ModuleDir(context.Background(), "github.com/ray-project/kuberay/ray-operator", "v1.5.0")
+	mod, err := testenv.ModuleDir(context.Background(), podrunner.KubeRayModule, version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +44,26 @@ func KubeRayChart(t *testing.T) string {
 	}
 	if err := os.CopyFS(filepath.Join(dir, "crds"), os.DirFS(filepath.Join(mod, "config", "crd", "bases"))); err != nil {
 		t.Fatal(err)
+	}
+	if version != podrunner.KubeRayVersion {
+		for file, from := range map[string]string{
+			"Chart.yaml":  "(?m)^(version: |appVersion: v)" + regexp.QuoteMeta(strings.TrimPrefix(podrunner.KubeRayVersion, "v")) + "$",
+			"values.yaml": "(?m)^(  tag: v)" + regexp.QuoteMeta(strings.TrimPrefix(podrunner.KubeRayVersion, "v")) + "$",
+		} {
+			path := filepath.Join(dir, file)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			re := regexp.MustCompile(from)
+			if !re.Match(data) {
+				t.Fatalf("the stand-in chart's %s does not name KubeRay %s", file, podrunner.KubeRayVersion)
+			}
+			data = re.ReplaceAll(data, []byte("${1}"+strings.TrimPrefix(version, "v")))
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	return dir
 }

@@ -9,7 +9,7 @@ var KubeRay = Product{
 	Name:      "KubeRay",
 	Module:    "github.com/ray-project/kuberay/ray-operator",
 	ChartRepo: "https://ray-project.github.io/kuberay-helm/", ChartName: "kuberay-operator",
-	DefaultVersion: "1.5.0",
+	DefaultVersion: "1.6.2",
 	Release:        "kuberay-operator", Namespace: "kuberay-system",
 	Serves: "ray.io/v1",
 }

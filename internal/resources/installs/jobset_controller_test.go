@@ -18,6 +18,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
 var (
@@ -29,9 +30,12 @@ var (
 
 // jobSetChart is charts/jobset of sigs.k8s.io/jobset v0.12.0 in the module
 // cache: the upstream chart at the registry's version (0.12.0).
-func jobSetChart(t *testing.T) string {
+func jobSetChart(t *testing.T) string { return jobSetChartAt(t, "v0.12.0") }
+
+// jobSetChartAt is charts/jobset of a JobSet version in the module cache.
+func jobSetChartAt(t *testing.T, version string) string {
 	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/jobset", "v0.12.0")
+	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/jobset", version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,4 +233,106 @@ func podEnv(p corev1.Pod, container, name string) string {
 		}
 	}
 	return ""
+}
+
+// JobSet's chart upgraded in place from the previous default (0.11.1) to
+// the default (0.12.0) under a running JobSet (issue #29). 0.12 adds failure
+// policy actions to the JobSet CRD (in the chart's crds/, which the upgrade
+// applies first). The JobSet and its pods keep their UIDs; the 0.12
+// controller runs a JobSet created after; the plan after is empty.
+func TestAccJobSetUpgradeWithLiveJobSet(t *testing.T) {
+	env := acctest.Env(t)
+	addr := "aiplatform_jobset_controller.this"
+	previous, current := podrunner.JobSetPreviousVersion, podrunner.JobSetVersion
+	cfg := func(version string) string {
+		return acctest.Provider(env) + fmt.Sprintf(`
+resource "aiplatform_jobset_controller" "this" {
+  version     = %q
+  chart       = { path = %q }
+  timeout     = "10m" # the first run builds JobSet 0.11.1 alone (~3 min cold)
+  remove_crds = true
+  values      = <<-EOT
+    image:
+      tag: %s
+    controller:
+      resources:
+        requests:
+          cpu: 100m
+          memory: 128Mi
+  EOT
+}
+`, strings.TrimPrefix(version, "v"), jobSetChartAt(t, version), version)
+	}
+	live := gangJobSet("live")
+	jobs, _, _ := unstructured.NestedSlice(live.Object, "spec", "replicatedJobs")
+	for _, j := range jobs {
+		// kwok keeps the pods Running instead of completing them.
+		_ = unstructured.SetNestedStringMap(j.(map[string]any), map[string]string{testenv.PodCompleteDelayAnnotation: "24h"},
+			"template", "spec", "template", "metadata", "annotations")
+	}
+	_ = unstructured.SetNestedSlice(live.Object, jobs, "spec", "replicatedJobs")
+	work := newLiveWork(object("jobset.x-k8s.io", "v1alpha2", "jobsets", "default", "live"),
+		acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=live"}, 3)
+	t.Cleanup(func() {
+		bg := metav1.DeletePropagationBackground
+		for _, name := range []string{"live", "after"} {
+			_ = env.Dynamic.Resource(jobSetsGVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: &bg})
+		}
+	})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.Factories,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg(previous),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "version", strings.TrimPrefix(previous, "v")),
+					jobSetDeployment.Equal(env, 1, "status", "readyReplicas"),
+					jobSetDeployment.Check(env, func(obj map[string]any) error {
+						if img := fmt.Sprint(obj["spec"]); !strings.Contains(img, "jobset:"+previous) {
+							return fmt.Errorf("the controller does not run image tag %s: %s", previous, img)
+						}
+						return nil
+					}),
+					jobSetCRD.Check(env, func(obj map[string]any) error {
+						if strings.Contains(fmt.Sprint(obj["spec"]), "RestartJobAndIgnoreMaxRestarts") {
+							return fmt.Errorf("the 0.11.1 JobSet CRD already has 0.12's failure policy actions")
+						}
+						return nil
+					}),
+					func(*terraform.State) error {
+						_, err := createThroughWebhooks(env, jobSetsGVR, live)
+						return err
+					},
+					work.record(env),
+				),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				Config: cfg(current),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply:             []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)},
+					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr(addr, "version", strings.TrimPrefix(current, "v")),
+					jobSetDeployment.Equal(env, 1, "status", "readyReplicas"),
+					jobSetCRD.Check(env, func(obj map[string]any) error {
+						if !strings.Contains(fmt.Sprint(obj["spec"]), "RestartJobAndIgnoreMaxRestarts") {
+							return fmt.Errorf("the JobSet CRD is still 0.11.1's: no failure policy action RestartJobAndIgnoreMaxRestarts")
+						}
+						return nil
+					}),
+					work.kept(env),
+					func(*terraform.State) error {
+						if _, err := createThroughWebhooks(env, jobSetsGVR, gangJobSet("after")); err != nil {
+							return err
+						}
+						_, err := (acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=after"}).Await(env, 2*time.Minute, acctest.PodCount(3))
+						return err
+					},
+				),
+			},
+		},
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(jobSetDeployment.Gone(env), jobSetCRD.Gone(env)),
+	})
 }

@@ -246,8 +246,7 @@ func TestAccLWSUpgradeWithLiveGroup(t *testing.T) {
 		return acctest.Provider(env) + lwsControllerBlock(lwsChartAt(t, version), "    image:\n      manager:\n        tag: "+version+"\n") +
 			lwsGroupBlock("upgrade", replicas)
 	}
-	before := map[string]bool{} // the pods' UIDs on 0.7.0
-	var groupUID string
+	work := newLiveWork(group, pods, 2)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
@@ -257,17 +256,7 @@ func TestAccLWSUpgradeWithLiveGroup(t *testing.T) {
 					lwsDeployment.Equal(env, 1, "status", "readyReplicas"),
 					lwsDeployment.Equal(env, "registry.k8s.io/lws/lws:"+podrunner.LWSPreviousVersion, "spec", "template", "spec", "containers", "0", "image"),
 					disaggregated.Gone(env),
-					func(*terraform.State) error {
-						live, err := pods.Await(env, 2*time.Minute, acctest.RunningPods(2))
-						for _, p := range live {
-							before[string(p.UID)] = true
-						}
-						obj, gerr := group.Get(env)
-						if gerr == nil {
-							groupUID = string(obj.GetUID())
-						}
-						return errors.Join(err, gerr)
-					},
+					work.record(env),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
@@ -290,25 +279,7 @@ func TestAccLWSUpgradeWithLiveGroup(t *testing.T) {
 						}
 						return nil
 					}),
-					func(*terraform.State) error {
-						obj, err := group.Get(env)
-						if err != nil {
-							return err
-						}
-						if string(obj.GetUID()) != groupUID {
-							return fmt.Errorf("the LeaderWorkerSet was re-created: UID %s, was %s", obj.GetUID(), groupUID)
-						}
-						live, err := pods.Await(env, time.Minute, acctest.RunningPods(2))
-						if err != nil {
-							return err
-						}
-						for _, p := range live {
-							if !before[string(p.UID)] {
-								return fmt.Errorf("pod %s is new after the upgrade: the group's pods were restarted (%s)", p.Name, acctest.DescribePods(live))
-							}
-						}
-						return nil
-					},
+					work.kept(env),
 				),
 			},
 			{

@@ -40,7 +40,7 @@ func TestAccTrainerUpgradeWithLiveTrainJob(t *testing.T) {
 resource "aiplatform_trainer" "this" {
   version     = %q
   chart       = { path = %q }
-  timeout     = "3m"
+  timeout     = "10m" # the first run builds Trainer 2.2.0 (~1 min cold with tools/k8s-v0.35 built)
   remove_crds = true
   values      = <<-EOT
     manager:

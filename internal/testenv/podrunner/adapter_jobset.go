@@ -49,11 +49,12 @@ import (
 // management works with. So the adapter runs JobSet pods in jobset-system
 // only and reports any other namespace in the pod's status.
 var JobSet = &Adapter{
-	Name: "jobset",
-	Binary: binaries.Spec{Name: "jobset-controller", Version: JobSetVersion, Module: JobSetModule, Package: JobSetModule, Dir: binaries.K8s036, ColdBuild: "~3 min alone, ~1 with tools/k8s-v0.36 built",
-		LDFlags: "-X sigs.k8s.io/jobset/pkg/version.GitVersion=" + JobSetVersion}, // unstamped, it calls itself v0.0.0-main
-	Image:   regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/jobset/jobset[:@]`),
-	Prepare: prepareJobSetPod,
+	Name:       "jobset",
+	Binary:     jobSetSpec(JobSetVersion, binaries.K8s036, "~3 min alone, ~1 with tools/k8s-v0.36 built"),
+	Alternates: []binaries.Spec{jobSetSpec(JobSetPreviousVersion, "", "~3 min")},
+	VersionOf:  jobSetVersionOf,
+	Image:      regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/jobset/jobset[:@]`),
+	Prepare:    prepareJobSetPod,
 	Install: Install{
 		Chart:     Source{Module: JobSetModule, Version: JobSetVersion, Dir: catalog.JobSet.ChartDir},
 		Namespace: jobSetNamespace, Release: catalog.JobSet.Release, Serves: catalog.JobSet.Serves,
@@ -66,7 +67,33 @@ var JobSet = &Adapter{
 var (
 	JobSetModule  = catalog.JobSet.Module
 	JobSetVersion = catalog.ModuleVersion(catalog.JobSet.DefaultVersion)
+	// JobSetPreviousVersion is the default before JobSetVersion, still run
+	// for the upgrade from it: a pod whose image is tagged with it runs it.
+	// The chart's own tag, "main", runs JobSetVersion.
+	JobSetPreviousVersion = "v0.11.1"
 )
+
+// jobSetSpec is the JobSet controller of a version: built in dir (a tools
+// module that requires that version), or alone in the module's directory
+// when dir is "" (v0.11 requires controller-runtime v0.22, which neither
+// tools module has).
+func jobSetSpec(version, dir, cold string) binaries.Spec {
+	pkg := "."
+	if dir != "" {
+		pkg = JobSetModule
+	}
+	return binaries.Spec{Name: "jobset-controller", Version: version, Module: JobSetModule, Package: pkg, Dir: dir, ColdBuild: cold,
+		LDFlags: "-X sigs.k8s.io/jobset/pkg/version.GitVersion=" + version} // unstamped, it calls itself v0.0.0-main
+}
+
+// jobSetVersionOf is the version a JobSet image's tag names when testenv
+// builds it ("…/jobset:v0.11.1"), "" for any other tag.
+func jobSetVersionOf(image string) string {
+	if tag := imageTag(image); tag == JobSetVersion || tag == JobSetPreviousVersion {
+		return tag
+	}
+	return ""
+}
 
 // jobSetNamespace is the namespace JobSet uses outside a pod.
 var jobSetNamespace = catalog.JobSet.Namespace

@@ -15,7 +15,27 @@ import (
 var (
 	KubeRayModule  = catalog.KubeRay.Module
 	KubeRayVersion = catalog.ModuleVersion(catalog.KubeRay.DefaultVersion)
+	// KubeRayPreviousVersion is the default before KubeRayVersion, still
+	// run for the upgrade from it: a pod whose image is tagged with it runs
+	// it.
+	KubeRayPreviousVersion = "v1.5.0"
 )
+
+// kubeRaySpec is the KubeRay operator of a version, built alone in its
+// module's directory: it requires controller-runtime v0.22, which neither
+// tools module has (main.go is at the module root).
+func kubeRaySpec(version string) binaries.Spec {
+	return binaries.Spec{Name: "kuberay-operator", Version: version, Module: KubeRayModule, Package: ".", ColdBuild: "~2-6 min"}
+}
+
+// kubeRayVersionOf is the version an image's tag names when testenv builds
+// it ("quay.io/kuberay/operator:v1.5.0"), "" for any other tag.
+func kubeRayVersionOf(image string) string {
+	if tag := imageTag(image); tag == KubeRayVersion || tag == KubeRayPreviousVersion {
+		return tag
+	}
+	return ""
+}
 
 // KubeRay runs the KubeRay operator of a pod from KubeRay's chart (or
 // this repository's stand-in, testdata/charts/kuberay-operator): image
@@ -35,15 +55,17 @@ var (
 //   - --kubeconfig with the pod's service account token (in a pod:
 //     in-cluster configuration), so the operator works with the chart's RBAC.
 //
-// KubeRay v1.5 serves its webhook only when the container's environment sets
+// KubeRay (v1.5, v1.6) serves its webhook only when the container's environment sets
 // ENABLE_WEBHOOKS=true, which the runner does not pass on (the process gets
 // the runner's environment); port 9443 is then reported as not served. The
 // operator's other servers are off by default.
 var KubeRay = &Adapter{
-	Name:    "kuberay",
-	Binary:  binaries.Spec{Name: "kuberay-operator", Version: KubeRayVersion, Module: KubeRayModule, Package: ".", ColdBuild: "~2-6 min"}, // main.go at the module root
-	Image:   regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
-	Prepare: prepareKubeRayPod,
+	Name:       "kuberay",
+	Binary:     kubeRaySpec(KubeRayVersion),
+	Alternates: []binaries.Spec{kubeRaySpec(KubeRayPreviousVersion)},
+	VersionOf:  kubeRayVersionOf,
+	Image:      regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
+	Prepare:    prepareKubeRayPod,
 	Install: Install{
 		Chart:     Source{Dir: "testdata/charts/kuberay-operator"}, // the stand-in; its CRDs from the module
 		CRDs:      Source{Module: KubeRayModule, Version: KubeRayVersion, Dir: "config/crd/bases"},
@@ -53,8 +75,8 @@ var KubeRay = &Adapter{
 
 func prepareKubeRayPod(lp *localPod) error {
 	c := lp.container
-	if tag := c.Image[strings.LastIndexAny(c.Image, ":@")+1:]; tag != KubeRayVersion {
-		lp.logf("image tag %s, but testenv runs the KubeRay operator %s", tag, KubeRayVersion)
+	if kubeRayVersionOf(c.Image) == "" {
+		lp.logf("image tag %s, but testenv runs the KubeRay operator %s", imageTag(c.Image), KubeRayVersion)
 	}
 	for _, e := range c.Env {
 		if e.Name == "ENABLE_WEBHOOKS" && e.Value == "true" {

@@ -15,10 +15,10 @@ import (
 var (
 	KubeRayModule  = catalog.KubeRay.Module
 	KubeRayVersion = catalog.ModuleVersion(catalog.KubeRay.DefaultVersion)
-	// KubeRayPreviousVersion is the default before KubeRayVersion, still
-	// run for the upgrade from it: a pod whose image is tagged with it runs
-	// it.
-	KubeRayPreviousVersion = "v1.5.0"
+	// KubeRayNextVersion is the newest KubeRay the module proxy serves, run
+	// for the upgrade to it (catalog.KubeRay says why it is not the default
+	// yet): a pod whose image is tagged with it runs it.
+	KubeRayNextVersion = "v1.6.2"
 )
 
 // kubeRaySpec is the KubeRay operator of a version, built alone in its
@@ -29,9 +29,9 @@ func kubeRaySpec(version string) binaries.Spec {
 }
 
 // kubeRayVersionOf is the version an image's tag names when testenv builds
-// it ("quay.io/kuberay/operator:v1.5.0"), "" for any other tag.
+// it ("quay.io/kuberay/operator:v1.6.2"), "" for any other tag.
 func kubeRayVersionOf(image string) string {
-	if tag := imageTag(image); tag == KubeRayVersion || tag == KubeRayPreviousVersion {
+	if tag := imageTag(image); tag == KubeRayVersion || tag == KubeRayNextVersion {
 		return tag
 	}
 	return ""
@@ -62,7 +62,7 @@ func kubeRayVersionOf(image string) string {
 var KubeRay = &Adapter{
 	Name:       "kuberay",
 	Binary:     kubeRaySpec(KubeRayVersion),
-	Alternates: []binaries.Spec{kubeRaySpec(KubeRayPreviousVersion)},
+	Alternates: []binaries.Spec{kubeRaySpec(KubeRayNextVersion)},
 	VersionOf:  kubeRayVersionOf,
 	Image:      regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
 	Prepare:    prepareKubeRayPod,

@@ -239,8 +239,8 @@ func (r *Release) repair(ctx context.Context, objs []*unstructured.Unstructured)
 // updates an object it did not create. Only CRDs that carry no ownership
 // yet are patched; one another release owns is left to Helm's refusal.
 func (r *Release) adoptMovedCRDs(ctx context.Context, prev *release.Release, o Options) error {
-	if prev == nil || prev.Chart == nil || len(prev.Chart.CRDObjects()) == 0 {
-		return nil
+	if prev == nil || prev.Chart == nil || !dropsCRDs(prev.Chart, o.Chart) {
+		return nil // no CRD of the previous chart's crds/ left it: nothing can have moved, no render needed
 	}
 	rendered, err := Render(o.Chart, o.Values, r.Namespace, r.Name, o.Omit)
 	if err != nil {
@@ -287,6 +287,21 @@ func (r *Release) rollback(cfg *action.Configuration, prev *release.Release, cau
 	}
 	return fmt.Errorf("upgrading %s failed, and it was rolled back to revision %d (chart %s %s), which is in place again: %w",
 		r.ID(), prev.Version, prev.Chart.Metadata.Name, prev.Chart.Metadata.Version, cause)
+}
+
+// dropsCRDs: a CRD of before's crds/ is not in next's crds/ (so next may
+// render it among its templates).
+func dropsCRDs(before, next *chart.Chart) bool {
+	stays := map[string]bool{}
+	for _, o := range crdObjects(next) {
+		stays[o.GetName()] = true
+	}
+	for _, o := range crdObjects(before) {
+		if !stays[o.GetName()] {
+			return true
+		}
+	}
+	return false
 }
 
 // restoreCRDs puts back the CRDs of the rolled-back-to chart's crds/: the

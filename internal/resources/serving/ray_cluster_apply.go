@@ -27,7 +27,13 @@ func beforeApplyRayCluster(_ context.Context, m *rayClusterModel, fields map[str
 // serviceType of ClusterIP and empty rayStartParams are not written where
 // the live object leaves them out (KubeRay's samples do), and a request or
 // limit the live object spells differently (cpu: 1 for "1", "1000m") keeps
-// its live spelling. Worker groups are matched by name.
+// its live spelling. An empty struct the live object holds where the model
+// writes nothing (a worker group's scaleStrategy, a template's metadata) is
+// kept: KubeRay 1.6's RayService controller adds its finalizer with a full
+// update of the object, which stores them as {} in every group, and
+// removing them would change nothing KubeRay reads but would be a live
+// change the plan does not show (workerGroupSpecs is an atomic list, so an
+// apply replaces each group whole). Worker groups are matched by name.
 func rayKeepLive(fields, live map[string]any) {
 	spec, lspec := object.Fields(fields, "spec"), object.Fields(live, "spec")
 	keep := func(group, lgroup map[string]any) {
@@ -35,6 +41,10 @@ func rayKeepLive(fields, live map[string]any) {
 			if _, has := lgroup["rayStartParams"]; !has {
 				delete(group, "rayStartParams")
 			}
+		}
+		keepEmpty(group, lgroup, "scaleStrategy")
+		if tmpl := object.Fields(group, "template"); tmpl != nil {
+			keepEmpty(tmpl, object.Fields(lgroup, "template"), "metadata")
 		}
 		rayKeepSpellings(object.Fields(group, "template"), object.Fields(lgroup, "template"))
 	}
@@ -50,6 +60,17 @@ func rayKeepLive(fields, live map[string]any) {
 	}
 	for _, g := range object.Items(spec, "workerGroupSpecs") {
 		keep(g, lgroups[g["groupName"]])
+	}
+}
+
+// keepEmpty sets fields[key] to {} where live holds an empty struct at key
+// and fields nothing.
+func keepEmpty(fields, live map[string]any, key string) {
+	if _, has := fields[key]; has || live == nil {
+		return
+	}
+	if v, ok := live[key].(map[string]any); ok && len(v) == 0 {
+		fields[key] = map[string]any{}
 	}
 }
 

@@ -111,3 +111,44 @@ func TestRayServeApplications(t *testing.T) {
 		}
 	}
 }
+
+// KubeRay 1.6's RayService controller adds its finalizer with a full update,
+// which stores every worker group's scaleStrategy and template.metadata as
+// {}. The next apply keeps them — an apply that removed them would change
+// live fields its plan does not show — and nothing reads them as drift;
+// where the live object has no such struct, none is written.
+func TestRayServiceKeepsKubeRayEmptyStructs(t *testing.T) {
+	m := sampleRayService()
+	live := rayServiceLive(t, &m, func(obj map[string]any) {
+		for _, g := range object.Items(obj, "spec", "rayClusterConfig", "workerGroupSpecs") {
+			g["scaleStrategy"] = map[string]any{}
+			object.Fields(g, "template")["metadata"] = map[string]any{}
+		}
+	})
+	fields := rayServiceFields(&m)
+	if _, err := beforeApplyRayService(t.Context(), &m, fields, func() (map[string]any, error) { return live, nil }); err != nil {
+		t.Fatal(err)
+	}
+	got := object.Fields(fields, "spec", "rayClusterConfig")
+	want := object.Fields(live, "spec", "rayClusterConfig")
+	if !reflect.DeepEqual(object.Items(got, "workerGroupSpecs"), object.Items(want, "workerGroupSpecs")) {
+		t.Errorf("applied worker groups differ from the live ones:\n got %v\nlive %v", object.Items(got, "workerGroupSpecs"), object.Items(want, "workerGroupSpecs"))
+	}
+	if u := rayServiceUnexpressed(live, &m); len(u) != 0 {
+		t.Errorf("unexpressed: %v", u)
+	}
+
+	bare := rayServiceFields(&m)
+	plain := rayServiceLive(t, &m, nil)
+	if _, err := beforeApplyRayService(t.Context(), &m, bare, func() (map[string]any, error) { return plain, nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range object.Items(bare, "spec", "rayClusterConfig", "workerGroupSpecs") {
+		if _, has := g["scaleStrategy"]; has {
+			t.Errorf("scaleStrategy written where the live group has none: %v", g)
+		}
+		if _, has := object.Fields(g, "template")["metadata"]; has {
+			t.Errorf("template.metadata written where the live group has none: %v", g)
+		}
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -172,6 +174,7 @@ func (lp *localPod) run(ctx context.Context) {
 
 	logPath := lp.dir + ".log"
 	backoff := time.Second
+	lastTail := ""
 	for restarts := int32(0); ctx.Err() == nil; restarts++ {
 		p, err := process.Start("pod "+lp.key(), bin, lp.args, logPath, false, lp.env...)
 		if err != nil {
@@ -189,7 +192,15 @@ func (lp *localPod) run(ctx context.Context) {
 			p.Stop()
 			return
 		}
-		lp.logf("process %d exited (%v) after %s; restarting (log %s)", p.PID, p.Err(), time.Since(started).Round(time.Second), logPath)
+		// The log's last lines say why, in the test's own output: the pod's
+		// directory goes when the cluster stops (a CI log keeps only this).
+		// Printed again only when they change.
+		msg := fmt.Sprintf("process %d exited (%v) after %s; restarting (log %s)", p.PID, p.Err(), time.Since(started).Round(time.Second), logPath)
+		if tail := logTail(logPath, 6, 400); tail != "" && tail != lastTail {
+			msg += "; its last lines:\n    " + strings.ReplaceAll(tail, "\n", "\n    ")
+			lastTail = tail
+		}
+		lp.logf("%s", msg)
 		lp.mu.Lock()
 		lp.ready = false
 		lp.mu.Unlock()
@@ -200,6 +211,33 @@ func (lp *localPod) run(ctx context.Context) {
 		sleep(ctx, backoff)
 		backoff = min(2*backoff, 30*time.Second)
 	}
+}
+
+// logTail is the last n lines of the file at path (at most its last 16 KiB),
+// each cut to width characters; "" when it cannot be read or is empty.
+func logTail(path string, n, width int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const most = 16 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > most {
+		if _, err := f.Seek(-most, io.SeekEnd); err != nil {
+			return ""
+		}
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(process.Tail(string(data), n), "\n")
+	for i, l := range lines {
+		if len(l) > width {
+			lines[i] = l[:width] + "…"
+		}
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
 // building starts the message of a pod waiting for its binary's build (its

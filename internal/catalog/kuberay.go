@@ -9,12 +9,9 @@ var KubeRay = Product{
 	Name:      "KubeRay",
 	Module:    "github.com/ray-project/kuberay/ray-operator",
 	ChartRepo: "https://ray-project.github.io/kuberay-helm/", ChartName: "kuberay-operator",
-	// 1.6.2 is tested as an upgrade from 1.5.0 (operator and a live
-	// RayCluster), but is not the default yet: its RayService controller
-	// adds its finalizer with a full update that writes the worker groups'
-	// empty scaleStrategy and template.metadata, which the next apply of an
-	// aiplatform_ray_service would remove, so its plan refuses the change.
-	DefaultVersion: "1.5.0",
+	// 1.5.0, the previous default, is still tested, as the version
+	// upgraded from (operator and a live RayCluster).
+	DefaultVersion: "1.6.2",
 	Release:        "kuberay-operator", Namespace: "kuberay-system",
 	Serves: "ray.io/v1",
 }

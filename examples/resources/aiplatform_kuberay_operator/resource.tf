@@ -1,7 +1,7 @@
 # The KubeRay operator from its upstream chart repository
 # (https://ray-project.github.io/kuberay-helm/, chart kuberay-operator).
 resource "aiplatform_kuberay_operator" "this" {
-  version = "1.5.0"
+  version = "1.6.2"
 
   # Anything of the chart, as YAML.
   values = <<-EOT

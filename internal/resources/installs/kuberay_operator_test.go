@@ -113,9 +113,9 @@ func TestAccKubeRayOperatorExample(t *testing.T) {
 	})
 }
 
-// The KubeRay operator upgraded in place from the default (1.5.0) to the
-// newest the module proxy serves (1.6.2) under a live RayCluster (issue
-// #29). 1.6 adds the
+// The KubeRay operator upgraded in place from the previous default (1.5.0)
+// to the default, the newest the module proxy serves (1.6.2), under a live
+// RayCluster (issue #29). 1.6 adds the
 // RayCronJob CRD, which the plan lists (read from both charts' crds/) and
 // the upgrade applies. The RayCluster keeps its UID and its head and worker
 // pods (KubeRay's release notes restart nothing); the 1.6 operator
@@ -125,11 +125,11 @@ func TestAccKubeRayUpgradeWithLiveCluster(t *testing.T) {
 	env := acctest.Env(t)
 	ctx := context.Background()
 	addr := "aiplatform_kuberay_operator.this"
-	previous, current := podrunner.KubeRayVersion, podrunner.KubeRayNextVersion
+	previous, current := podrunner.KubeRayPreviousVersion, podrunner.KubeRayVersion
 	cronJobCRD := object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "raycronjobs.ray.io")
 	cluster := object("ray.io", "v1", "rayclusters", "default", "upgrade")
 	pods := acctest.Pods{Namespace: "default", Selector: "ray.io/cluster=upgrade"}
-	charts := map[string]string{previous: acctest.KubeRayChart(t), current: acctest.KubeRayChartAt(t, current)}
+	charts := map[string]string{previous: acctest.KubeRayChartAt(t, previous), current: acctest.KubeRayChart(t)}
 	cfg := func(version string) string {
 		return acctest.Provider(env) + fmt.Sprintf(`
 resource "aiplatform_kuberay_operator" "this" {

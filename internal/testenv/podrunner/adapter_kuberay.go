@@ -15,10 +15,9 @@ import (
 var (
 	KubeRayModule  = catalog.KubeRay.Module
 	KubeRayVersion = catalog.ModuleVersion(catalog.KubeRay.DefaultVersion)
-	// KubeRayNextVersion is the newest KubeRay the module proxy serves, run
-	// for the upgrade to it (catalog.KubeRay says why it is not the default
-	// yet): a pod whose image is tagged with it runs it.
-	KubeRayNextVersion = "v1.6.2"
+	// KubeRayPreviousVersion is the previous default, run for the upgrade
+	// from it: a pod whose image is tagged with it runs it.
+	KubeRayPreviousVersion = "v1.5.0"
 )
 
 // kubeRaySpec is the KubeRay operator of a version, built alone in its
@@ -31,7 +30,7 @@ func kubeRaySpec(version string) binaries.Spec {
 // kubeRayVersionOf is the version an image's tag names when testenv builds
 // it ("quay.io/kuberay/operator:v1.6.2"), "" for any other tag.
 func kubeRayVersionOf(image string) string {
-	if tag := imageTag(image); tag == KubeRayVersion || tag == KubeRayNextVersion {
+	if tag := imageTag(image); tag == KubeRayVersion || tag == KubeRayPreviousVersion {
 		return tag
 	}
 	return ""
@@ -62,7 +61,7 @@ func kubeRayVersionOf(image string) string {
 var KubeRay = &Adapter{
 	Name:       "kuberay",
 	Binary:     kubeRaySpec(KubeRayVersion),
-	Alternates: []binaries.Spec{kubeRaySpec(KubeRayNextVersion)},
+	Alternates: []binaries.Spec{kubeRaySpec(KubeRayPreviousVersion)},
 	VersionOf:  kubeRayVersionOf,
 	Image:      regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
 	Prepare:    prepareKubeRayPod,

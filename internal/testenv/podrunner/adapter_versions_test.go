@@ -10,16 +10,16 @@ import (
 // both are built alone in the module's directory.
 func TestKubeRayVersionOf(t *testing.T) {
 	for image, want := range map[string]string{
-		"quay.io/kuberay/operator:" + KubeRayNextVersion: KubeRayNextVersion,
-		"quay.io/kuberay/operator:" + KubeRayVersion:     KubeRayVersion,
-		"kuberay/operator:nightly":                       "",
+		"quay.io/kuberay/operator:" + KubeRayPreviousVersion: KubeRayPreviousVersion,
+		"quay.io/kuberay/operator:" + KubeRayVersion:         KubeRayVersion,
+		"kuberay/operator:nightly":                           "",
 	} {
 		if got := kubeRayVersionOf(image); got != want {
 			t.Errorf("kubeRayVersionOf(%q) = %q, want %q", image, got, want)
 		}
 	}
-	spec, err := KubeRay.spec(&corev1.Container{Image: "quay.io/kuberay/operator:" + KubeRayNextVersion})
-	if err != nil || spec.Version != KubeRayNextVersion || spec.Dir != "" {
+	spec, err := KubeRay.spec(&corev1.Container{Image: "quay.io/kuberay/operator:" + KubeRayPreviousVersion})
+	if err != nil || spec.Version != KubeRayPreviousVersion || spec.Dir != "" {
 		t.Errorf("the previous version's spec: %+v, %v", spec, err)
 	}
 }

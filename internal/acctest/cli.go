@@ -114,22 +114,32 @@ func NewWorkspaceFor(t *testing.T, env *testenv.Env, src string, cli CLI) *Works
 	// registry.opentofu.org/aiplatform/aiplatform to OpenTofu (each CLI
 	// reads a bare key the same way, and ignores the other's entry), so
 	// either CLI can run the workspace (SetCLI).
-	rc := filepath.Join(dir, "terraformrc")
-	rcBody := "provider_installation {\n  dev_overrides {\n"
-	for _, host := range []string{terraformRegistry, openTofuRegistry} {
-		rcBody += fmt.Sprintf("    %q = %q\n", host+"/aiplatform/aiplatform", bin)
-	}
-	rcBody += "  }\n  direct {}\n}\n"
-	if err := os.WriteFile(rc, []byte(rcBody), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w := &Workspace{t: t, dir: dir, cliConfig: rc, kubeconfig: env.Kubeconfig, cli: cli}
+	w := &Workspace{t: t, dir: dir, cliConfig: filepath.Join(dir, "terraformrc"), kubeconfig: env.Kubeconfig, cli: cli}
+	w.UseProvider(bin)
 	t.Cleanup(func() {
 		if _, err := w.Run("destroy", "-auto-approve"); err != nil {
 			t.Errorf("%s destroy: %v", w.cli.Name, err)
 		}
 	})
 	return w
+}
+
+// UseProvider points the workspace's dev_overrides at the provider binary
+// in dir (another build than this one's, e.g. a release's: Release.Provider);
+// "" points them back at this build's.
+func (w *Workspace) UseProvider(dir string) {
+	w.t.Helper()
+	if dir == "" {
+		dir = providerBinary(w.t)
+	}
+	body := "provider_installation {\n  dev_overrides {\n"
+	for _, host := range []string{terraformRegistry, openTofuRegistry} {
+		body += fmt.Sprintf("    %q = %q\n", host+"/aiplatform/aiplatform", dir)
+	}
+	body += "  }\n  direct {}\n}\n"
+	if err := os.WriteFile(w.cliConfig, []byte(body), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
 }
 
 // CLI is the CLI that runs the workspace.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -31,6 +32,7 @@ const releaseSchemaDir = "testdata/release-schema"
 // and flags ("string optional computed").
 type releasedSchema struct {
 	Release   string                      `json:"release"`
+	Commit    string                      `json:"commit"` // the tag's commit: acctest.Release builds its provider from it
 	Resources map[string]releasedResource `json:"resources"`
 }
 
@@ -308,7 +310,11 @@ func writeRelease(t *testing.T, tag string, now map[string]releasedResource) {
 	if _, err := semver.NewVersion(tag); err != nil || !strings.HasPrefix(tag, "v") {
 		t.Fatalf("WRITE_RELEASE_SCHEMA=%q: want a tag like v0.1.0", tag)
 	}
-	data, err := json.MarshalIndent(releasedSchema{Release: tag, Resources: now}, "", " ")
+	commit, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("the release's commit: %v", err)
+	}
+	data, err := json.MarshalIndent(releasedSchema{Release: tag, Commit: strings.TrimSpace(string(commit)), Resources: now}, "", " ")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -196,7 +194,7 @@ func (lp *localPod) run(ctx context.Context) {
 		// directory goes when the cluster stops (a CI log keeps only this).
 		// Printed again only when they change.
 		msg := fmt.Sprintf("process %d exited (%v) after %s; restarting (log %s)", p.PID, p.Err(), time.Since(started).Round(time.Second), logPath)
-		if tail := logTail(logPath, 6, 400); tail != "" && tail != lastTail {
+		if tail, _ := process.TailFile(logPath, 6, 400); strings.TrimSpace(tail) != "" && tail != lastTail {
 			msg += "; its last lines:\n    " + strings.ReplaceAll(tail, "\n", "\n    ")
 			lastTail = tail
 		}
@@ -211,33 +209,6 @@ func (lp *localPod) run(ctx context.Context) {
 		sleep(ctx, backoff)
 		backoff = min(2*backoff, 30*time.Second)
 	}
-}
-
-// logTail is the last n lines of the file at path (at most its last 16 KiB),
-// each cut to width characters; "" when it cannot be read or is empty.
-func logTail(path string, n, width int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	const most = 16 << 10
-	if fi, err := f.Stat(); err == nil && fi.Size() > most {
-		if _, err := f.Seek(-most, io.SeekEnd); err != nil {
-			return ""
-		}
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(process.Tail(string(data), n), "\n")
-	for i, l := range lines {
-		if len(l) > width {
-			lines[i] = l[:width] + "…"
-		}
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
 // building starts the message of a pod waiting for its binary's build (its

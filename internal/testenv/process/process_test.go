@@ -1,6 +1,7 @@
 package process
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -36,5 +37,22 @@ func TestPIDsAndStopProcesses(t *testing.T) {
 	}
 	if none, err := ReadPIDs(t.TempDir()); none != nil || err != nil {
 		t.Errorf("ReadPIDs of an empty dir = %v, %v", none, err)
+	}
+}
+
+// A log's last lines, long ones cut (a pod runner's exit report).
+func TestTailFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pod.log")
+	if _, err := TailFile(path, 3, 10); err == nil {
+		t.Error("a missing file: no error")
+	}
+	if err := os.WriteFile(path, []byte("one\ntwo\nthree\nfour is a long line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := TailFile(path, 3, 10); err != nil || got != "two\nthree\nfour is a …" {
+		t.Errorf("TailFile = %q, %v; want %q", got, err, "two\nthree\nfour is a …")
+	}
+	if got, _ := TailFile(path, 1, 0); got != "four is a long line" {
+		t.Errorf("TailFile without a width = %q", got)
 	}
 }

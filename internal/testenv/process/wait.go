@@ -66,11 +66,31 @@ func FreePorts(n int) ([]int, error) {
 
 // LogTail returns the last lines of a process's log, for error messages.
 func LogTail(path string) string {
-	data, err := os.ReadFile(path)
+	tail, err := TailFile(path, 30, 0)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
-	return fmt.Sprintf("--- last lines of %s:\n%s", path, Tail(string(data), 30))
+	return fmt.Sprintf("--- last lines of %s:\n%s", path, tail)
+}
+
+// TailFile returns the last n lines of the file at path, each cut to width
+// characters when width > 0.
+func TailFile(path string, n, width int) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	tail := Tail(string(data), n)
+	if width <= 0 {
+		return tail, nil
+	}
+	lines := strings.Split(tail, "\n")
+	for i, l := range lines {
+		if len(l) > width {
+			lines[i] = l[:width] + "…"
+		}
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 // Tail returns the last n lines of s.

@@ -18,14 +18,16 @@ import (
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/provider"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
-// releaseSchemaDir holds the resource schemas of each released version,
-// one file per tag (v0.1.0.json), written when the release is tagged:
+// acctest.ReleaseSchemaDir holds the resource schemas of each released
+// version, one file per tag (v0.1.0.json), written when the release is
+// tagged:
 //
 //	WRITE_RELEASE_SCHEMA=v0.1.0 go test -run TestSchemaAgainstRelease ./internal/provider/
-const releaseSchemaDir = "testdata/release-schema"
 
 // releasedSchema is what a release's state holds per resource type: the
 // schema version and every attribute and block, by dotted path, as its type
@@ -43,7 +45,7 @@ type releasedResource struct {
 
 // State written by the last release must keep working under HEAD, and a
 // configuration written for it must keep planning (issue #29, item 5). Held
-// against the newest file of releaseSchemaDir, every resource type of the
+// against the newest file of acctest.ReleaseSchemaDir, every resource type of the
 // release must still exist, and:
 //   - an attribute removed, or whose type changed, breaks the state that
 //     holds it: the resource's schema version must be above the release's,
@@ -279,18 +281,11 @@ func mentions(text, resource string) bool {
 	return regexp.MustCompile(`\b` + regexp.QuoteMeta(resource) + `\b`).MatchString(text)
 }
 
+// newestRelease is the newest release's schema and its file
+// (acctest.LastRelease).
 func newestRelease(t *testing.T) (releasedSchema, string) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(releaseSchemaDir, "v*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no release schema in %s (%v): the check against the last release cannot run", releaseSchemaDir, err)
-	}
-	sort.Slice(files, func(i, j int) bool {
-		vi := semver.MustParse(strings.TrimSuffix(filepath.Base(files[i]), ".json"))
-		vj := semver.MustParse(strings.TrimSuffix(filepath.Base(files[j]), ".json"))
-		return vi.LessThan(vj)
-	})
-	file := files[len(files)-1]
+	file := acctest.LastRelease(t).File
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -318,10 +313,15 @@ func writeRelease(t *testing.T, tag string, now map[string]releasedResource) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(releaseSchemaDir, 0o755); err != nil {
+	root, err := testenv.RepoRoot()
+	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(releaseSchemaDir, tag+".json")
+	dir := filepath.Join(root, filepath.FromSlash(acctest.ReleaseSchemaDir))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, tag+".json")
 	if err := os.WriteFile(file, append(data, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}

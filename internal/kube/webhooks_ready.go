@@ -278,17 +278,30 @@ func (c *Client) probeWebhooks(ctx context.Context, hooks []hook, crds []string,
 	}
 	env.unconvertible = unconvertible
 	var probes []*probe
+	// The webhooks left out, one line per reason: a chart like Kueue's has
+	// dozens for kinds this cluster does not serve.
+	var reasons []string
+	skipped := map[string][]string{}
+	skip := func(reason string, h hook) {
+		if skipped[reason] == nil {
+			reasons = append(reasons, reason)
+		}
+		skipped[reason] = append(skipped[reason], h.name)
+	}
 	for _, h := range hooks {
 		if h.ignore {
-			say(progress, "%s: not waited for: with failurePolicy Ignore a request passes whether or not it answers", h.what())
+			skip("not waited for: with failurePolicy Ignore a request passes whether or not it answers", h)
 			continue
 		}
 		p, note := env.plan(ctx, h)
 		if p == nil {
-			say(progress, "%s: cannot be probed: %s", h.what(), note)
+			skip("cannot be probed: "+note, h)
 			continue
 		}
 		probes = append(probes, p)
+	}
+	for _, r := range reasons {
+		say(progress, "%s (%d webhooks): %s", r, len(skipped[r]), strings.Join(skipped[r], ", "))
 	}
 	for _, name := range crds {
 		p, note := env.planConversion(ctx, name, ours, callerCA)

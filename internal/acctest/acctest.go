@@ -78,6 +78,12 @@ type Object struct {
 	Name      string
 }
 
+// NewObject addresses a live object by group, version, resource (plural),
+// namespace ("" for a cluster-scoped one) and name.
+func NewObject(group, version, resource, namespace, name string) Object {
+	return Object{GVR: schema.GroupVersionResource{Group: group, Version: version, Resource: resource}, Namespace: namespace, Name: name}
+}
+
 func (o Object) client(env *testenv.Env) dynamic.ResourceInterface {
 	ri := env.Dynamic.Resource(o.GVR)
 	if o.Namespace != "" {

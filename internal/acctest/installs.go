@@ -2,12 +2,15 @@ package acctest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
@@ -86,4 +89,34 @@ func AwaitMPIOperatorPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(release)
+}
+
+// DriftBefore checks the prior state's drift in the plan: the lines the
+// refresh found, each matched by a substring.
+type DriftBefore struct {
+	Addr string
+	Want []string
+}
+
+func (c DriftBefore) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.Addr {
+			continue
+		}
+		before, _ := rc.Change.Before.(map[string]any)
+		lines, _ := before["drift"].([]any)
+		text := fmt.Sprint(lines)
+		for _, w := range c.Want {
+			if !strings.Contains(text, w) {
+				resp.Error = fmt.Errorf("%s: drift %s lacks %q", c.Addr, text, w)
+				return
+			}
+		}
+		after, _ := rc.Change.After.(map[string]any)
+		if l, ok := after["drift"].([]any); !ok || len(l) != 0 {
+			resp.Error = fmt.Errorf("%s: planned drift %v, want []", c.Addr, after["drift"])
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s not in the plan", c.Addr)
 }

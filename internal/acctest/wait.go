@@ -9,6 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
@@ -160,4 +162,24 @@ func AwaitDeployment(env *testenv.Env, namespace, name string, from Object, boun
 		return false, seen
 	})
 	return dep, err
+}
+
+// CreateThroughWebhooks creates obj, retrying while the API server cannot
+// reach the webhooks yet (right after the install the Service's endpoint
+// may still be settling); a denial is returned at once.
+func CreateThroughWebhooks(env *testenv.Env, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	ri := env.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
+	var out *unstructured.Unstructured
+	var lastErr error
+	err := Eventually(time.Minute, "create "+obj.GetName(), func() (bool, string) {
+		out, lastErr = ri.Create(context.Background(), obj.DeepCopy(), metav1.CreateOptions{})
+		if lastErr != nil && strings.Contains(lastErr.Error(), "denied") {
+			return true, ""
+		}
+		return lastErr == nil, fmt.Sprint(lastErr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, lastErr
 }

@@ -61,26 +61,6 @@ resource "aiplatform_jobset_controller" %q {
 `, name, jobSetChart(t), extra)
 }
 
-// createThroughWebhooks creates obj, retrying while the API server cannot
-// reach the webhooks yet (right after the install the Service's endpoint
-// may still be settling); a denial is returned at once.
-func createThroughWebhooks(env *testenv.Env, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	ri := env.Dynamic.Resource(gvr).Namespace(obj.GetNamespace())
-	var out *unstructured.Unstructured
-	var lastErr error
-	err := acctest.Eventually(time.Minute, "create "+obj.GetName(), func() (bool, string) {
-		out, lastErr = ri.Create(context.Background(), obj.DeepCopy(), metav1.CreateOptions{})
-		if lastErr != nil && strings.Contains(lastErr.Error(), "denied") {
-			return true, ""
-		}
-		return lastErr == nil, fmt.Sprint(lastErr)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, lastErr
-}
-
 func gangJobSet(name string, successTargets ...any) *unstructured.Unstructured {
 	rj := func(n string, replicas, parallelism int64) map[string]any {
 		return map[string]any{"name": n, "replicas": replicas, "template": map[string]any{"spec": map[string]any{
@@ -107,7 +87,7 @@ func gangJobSet(name string, successTargets ...any) *unstructured.Unstructured {
 func jobSetAdmitted(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx := context.Background()
-		created, err := createThroughWebhooks(env, jobSetsGVR, gangJobSet("gang"))
+		created, err := acctest.CreateThroughWebhooks(env, jobSetsGVR, gangJobSet("gang"))
 		if err != nil {
 			return fmt.Errorf("creating JobSet gang: %w", err)
 		}
@@ -121,7 +101,7 @@ func jobSetAdmitted(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 		if _, err := (acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=gang"}).Await(env, 2*time.Minute, acctest.PodCount(3)); err != nil {
 			return err
 		}
-		_, err = createThroughWebhooks(env, jobSetsGVR, gangJobSet("bad", "nope"))
+		_, err = acctest.CreateThroughWebhooks(env, jobSetsGVR, gangJobSet("bad", "nope"))
 		if err == nil || !strings.Contains(err.Error(), "denied") || !strings.Contains(err.Error(), "nope") {
 			return fmt.Errorf("a JobSet whose success policy names replicated job nope: %v, want a denial by JobSet's webhook", err)
 		}
@@ -177,7 +157,7 @@ func TestAccJobSetController(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{"Deployment/jobset-system/jobset-controller: spec.replicas 2 → 1"}},
+						acctest.DriftBefore{Addr: addr, Want: []string{"Deployment/jobset-system/jobset-controller: spec.replicas 2 → 1"}},
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},
@@ -300,7 +280,7 @@ resource "aiplatform_jobset_controller" "this" {
 						return nil
 					}),
 					func(*terraform.State) error {
-						_, err := createThroughWebhooks(env, jobSetsGVR, live)
+						_, err := acctest.CreateThroughWebhooks(env, jobSetsGVR, live)
 						return err
 					},
 					work.record(env),
@@ -324,7 +304,7 @@ resource "aiplatform_jobset_controller" "this" {
 					}),
 					work.kept(env),
 					func(*terraform.State) error {
-						if _, err := createThroughWebhooks(env, jobSetsGVR, gangJobSet("after")); err != nil {
+						if _, err := acctest.CreateThroughWebhooks(env, jobSetsGVR, gangJobSet("after")); err != nil {
 							return err
 						}
 						_, err := (acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=after"}).Await(env, 2*time.Minute, acctest.PodCount(3))

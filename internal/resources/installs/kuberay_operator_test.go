@@ -66,7 +66,7 @@ resource "aiplatform_kuberay_operator" "this" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{"Deployment/kuberay-system/kuberay-operator: spec.replicas 3 → 1"}},
+						acctest.DriftBefore{Addr: addr, Want: []string{"Deployment/kuberay-system/kuberay-operator: spec.replicas 3 → 1"}},
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},

@@ -146,7 +146,7 @@ func testAccKueue(t *testing.T, version, settings string, more []resource.TestSt
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{
+						acctest.DriftBefore{Addr: addr, Want: []string{
 							"Deployment/kueue-system/kueue-controller-manager: spec.replicas 3 → 1",
 							`ConfigMap/kueue-system/kueue-manager-config: data["controller_manager_config.yaml"].integrations.frameworks ["batch/job","pod"] → ["batch/job"]`,
 						}},

@@ -116,7 +116,7 @@ func TestAccLWSController(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{"Deployment/lws-system/lws-controller-manager: spec.replicas 2 → 1"}},
+						acctest.DriftBefore{Addr: addr, Want: []string{"Deployment/lws-system/lws-controller-manager: spec.replicas 2 → 1"}},
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},

@@ -9,14 +9,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
 // One cluster for the package, with no Kueue and no Volcano: the tests
@@ -27,10 +24,9 @@ import (
 // Kueue itself. Likewise LWS's chart runs the real LWS controller and the
 // KubeRay chart the real KubeRay operator.
 func TestMain(m *testing.M) {
-	// KServe's manager is built on request only (its cold build takes
-	// long): this package's aiplatform_kserve tests need it, and the
-	// LLMInferenceService controller built with it.
-	testenv.Main(m, testenv.Options{PodRunner: true, Adapters: []*podrunner.Adapter{podrunner.KServe, podrunner.LLMISvc}, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
+	// aiplatform_kserve's tests are in installs/kserve: a package of its
+	// own runs beside this one, on a cluster of its own.
+	testenv.Main(m, testenv.Options{PodRunner: true, Nodes: []testenv.NodePool{{Name: "cpu", Count: 2}}})
 }
 
 // kueueChart is charts/kueue of sigs.k8s.io/kueue v0.17.0 in the module cache.
@@ -57,9 +53,7 @@ func volcanoChart(t *testing.T) string {
 	return filepath.Join(root, "testdata", "charts", "volcano")
 }
 
-func object(group, version, resource, namespace, name string) acctest.Object {
-	return acctest.Object{GVR: schema.GroupVersionResource{Group: group, Version: version, Resource: resource}, Namespace: namespace, Name: name}
-}
+var object = acctest.NewObject
 
 var (
 	kueueDeployment = object("apps", "v1", "deployments", "kueue-system", "kueue-controller-manager")
@@ -121,34 +115,4 @@ func conditionTrue(env *testenv.Env, o acctest.Object, condition string) resourc
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-}
-
-// driftBefore checks the prior state's drift in the plan: the lines the
-// refresh found, each matched by a substring.
-type driftBefore struct {
-	addr string
-	want []string
-}
-
-func (c driftBefore) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != c.addr {
-			continue
-		}
-		before, _ := rc.Change.Before.(map[string]any)
-		lines, _ := before["drift"].([]any)
-		text := fmt.Sprint(lines)
-		for _, w := range c.want {
-			if !strings.Contains(text, w) {
-				resp.Error = fmt.Errorf("%s: drift %s lacks %q", c.addr, text, w)
-				return
-			}
-		}
-		after, _ := rc.Change.After.(map[string]any)
-		if l, ok := after["drift"].([]any); !ok || len(l) != 0 {
-			resp.Error = fmt.Errorf("%s: planned drift %v, want []", c.addr, after["drift"])
-		}
-		return
-	}
-	resp.Error = fmt.Errorf("%s not in the plan", c.addr)
 }

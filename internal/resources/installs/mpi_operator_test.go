@@ -223,7 +223,7 @@ resource "aiplatform_mpi_operator" "this" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{
+						acctest.DriftBefore{Addr: addr, Want: []string{
 							"Deployment/mpi-operator/mpi-operator: spec.replicas 2 → 1",
 							"ClusterRole/mpi-operator: rules",
 							"CustomResourceDefinition/mpijobs.kubeflow.org: metadata.labels.app edited → mpi-operator",
@@ -245,7 +245,7 @@ resource "aiplatform_mpi_operator" "this" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{"Deployment/mpi-operator/mpi-operator: deleted from the cluster"}},
+						acctest.DriftBefore{Addr: addr, Want: []string{"Deployment/mpi-operator/mpi-operator: deleted from the cluster"}},
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},

@@ -87,7 +87,7 @@ func trainJob(name, runtime string, nodes int64, env ...any) *unstructured.Unstr
 func trainJobAdmitted(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx := context.Background()
-		if _, err := createThroughWebhooks(env, trainJobsGVR, trainJob("fit", "torch-distributed", 2)); err != nil {
+		if _, err := acctest.CreateThroughWebhooks(env, trainJobsGVR, trainJob("fit", "torch-distributed", 2)); err != nil {
 			return fmt.Errorf("creating TrainJob fit: %w", err)
 		}
 		defer func() {
@@ -119,7 +119,7 @@ func trainJobAdmitted(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 			return err
 		}
 		t.Log(last)
-		_, err := createThroughWebhooks(env, trainJobsGVR, trainJob("bad", "torch-distributed", 2, map[string]any{"name": "PET_NNODES", "value": "9"}))
+		_, err := acctest.CreateThroughWebhooks(env, trainJobsGVR, trainJob("bad", "torch-distributed", 2, map[string]any{"name": "PET_NNODES", "value": "9"}))
 		if err == nil || !strings.Contains(err.Error(), "denied") || !strings.Contains(err.Error(), "reserved") {
 			return fmt.Errorf("a TrainJob setting PET_NNODES: %v, want a denial by Trainer's webhook", err)
 		}
@@ -223,7 +223,7 @@ func TestAccTrainer(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{
+						acctest.DriftBefore{Addr: addr, Want: []string{
 							`ConfigMap/kubeflow-system/kubeflow-trainer-config: data["controller_manager_config.yaml"].controller.groupKindConcurrency["TrainJob.trainer.kubeflow.org"] 7 → 5`,
 							"ClusterTrainingRuntime/jax-distributed: deleted from the cluster",
 							"ClusterTrainingRuntime/torch-distributed: spec.mlPolicy.numNodes 4 → 1",

@@ -108,7 +108,7 @@ resource "aiplatform_trainer" "this" {
 			}}}},
 		},
 	}}
-	if _, err := createThroughWebhooks(env, schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "clustertrainingruntimes"}, runtime); err != nil {
+	if _, err := acctest.CreateThroughWebhooks(env, schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "clustertrainingruntimes"}, runtime); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -116,7 +116,7 @@ resource "aiplatform_trainer" "this" {
 		// the destroy (remove_crds), unless a finalizer held it.
 		_ = runtimes.Delete(context.Background(), "upgrade-torch", metav1.DeleteOptions{})
 	})
-	if _, err := createThroughWebhooks(env, trainJobsGVR, trainJob("live", "upgrade-torch", 2)); err != nil {
+	if _, err := acctest.CreateThroughWebhooks(env, trainJobsGVR, trainJob("live", "upgrade-torch", 2)); err != nil {
 		t.Fatal(err)
 	}
 	pods := acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=live"}
@@ -252,7 +252,7 @@ resource "aiplatform_trainer" "this" {
 	}); err != nil {
 		t.Error(err)
 	}
-	if _, err := createThroughWebhooks(env, trainJobsGVR, trainJob("after", "upgrade-torch", 1)); err != nil {
+	if _, err := acctest.CreateThroughWebhooks(env, trainJobsGVR, trainJob("after", "upgrade-torch", 1)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := (acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=after"}).Await(env, 2*time.Minute, acctest.RunningPods(1)); err != nil {

@@ -1,4 +1,4 @@
-package installs_test
+package kserve_test
 
 import (
 	"testing"
@@ -10,10 +10,10 @@ import (
 )
 
 var (
-	llmisvcDeployment = object("apps", "v1", "deployments", "kserve", "llmisvc-controller-manager")
-	llmisvcCRD        = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "llminferenceservices.serving.kserve.io")
-	llmisvcSecret     = object("", "v1", "secrets", "kserve", "llmisvc-webhook-server-cert")
-	llmisvcValidating = object("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "llminferenceserviceconfig.serving.kserve.io")
+	llmisvcDeployment = acctest.NewObject("apps", "v1", "deployments", "kserve", "llmisvc-controller-manager")
+	llmisvcCRD        = acctest.NewObject("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "llminferenceservices.serving.kserve.io")
+	llmisvcSecret     = acctest.NewObject("", "v1", "secrets", "kserve", "llmisvc-webhook-server-cert")
+	llmisvcValidating = acctest.NewObject("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "llminferenceserviceconfig.serving.kserve.io")
 )
 
 // aiplatform_kserve with llm_inference_service: the llmisvc CRD and
@@ -53,7 +53,7 @@ func TestAccKServeLLM(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{"webhook llminferenceserviceconfig.serving.kserve.io/", "caBundle is not the CA of Secret kserve/llmisvc-webhook-server-cert"}},
+						acctest.DriftBefore{Addr: addr, Want: []string{"webhook llminferenceserviceconfig.serving.kserve.io/", "caBundle is not the CA of Secret kserve/llmisvc-webhook-server-cert"}},
 					},
 					PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 				},

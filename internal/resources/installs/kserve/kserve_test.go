@@ -1,4 +1,4 @@
-package installs_test
+package kserve_test
 
 import (
 	"context"
@@ -18,11 +18,11 @@ import (
 )
 
 var (
-	kserveDeployment     = object("apps", "v1", "deployments", "kserve", "kserve-controller-manager")
-	kserveConfigMap      = object("", "v1", "configmaps", "kserve", "inferenceservice-config")
-	kserveCRD            = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "inferenceservices.serving.kserve.io")
+	kserveDeployment     = acctest.NewObject("apps", "v1", "deployments", "kserve", "kserve-controller-manager")
+	kserveConfigMap      = acctest.NewObject("", "v1", "configmaps", "kserve", "inferenceservice-config")
+	kserveCRD            = acctest.NewObject("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "inferenceservices.serving.kserve.io")
 	inferenceServicesGVR = schema.GroupVersionResource{Group: "serving.kserve.io", Version: "v1beta1", Resource: "inferenceservices"}
-	kserveValidating     = object("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "inferenceservice.serving.kserve.io")
+	kserveValidating     = acctest.NewObject("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", "", "inferenceservice.serving.kserve.io")
 )
 
 // kserveChart is charts/kserve-resources of github.com/kserve/kserve v0.20.0
@@ -92,7 +92,7 @@ func TestAccKServe(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-						driftBefore{addr, []string{
+						acctest.DriftBefore{Addr: addr, Want: []string{
 							"ConfigMap/kserve/inferenceservice-config: data.deploy",
 							"webhook inferenceservice.serving.kserve.io/inferenceservice.kserve-webhook-server.validator: caBundle is not the CA",
 						}},
@@ -144,7 +144,7 @@ func kserveWebhookDenies(env *testenv.Env) resource.TestCheckFunc {
 				"model": map[string]any{"modelFormat": map[string]any{"name": "huggingface"}, "storageUri": "pvc://models/tiny"},
 			}},
 		}}
-		_, err := createThroughWebhooks(env, inferenceServicesGVR, bad)
+		_, err := acctest.CreateThroughWebhooks(env, inferenceServicesGVR, bad)
 		if err == nil {
 			return fmt.Errorf("InferenceService with minReplicas 3 > maxReplicas 1 created, want a denial by KServe's webhook")
 		}

@@ -43,6 +43,8 @@ type Adapter struct {
 	// lists them too; a set of built binaries holds each version under
 	// binaries.Spec.Key). VersionOf says which version a container's image
 	// asks for: "" runs Binary's, whatever set of binaries the runner has.
+	// Without one, the image's tag names the version ("…:v0.11.1", the
+	// leading v optional): Binary's or an Alternate's.
 	Alternates []binaries.Spec
 	VersionOf  func(image string) string
 	Image      *regexp.Regexp // matches the container's image
@@ -217,17 +219,35 @@ func (a *Adapter) Installs() bool {
 // (VersionOf: Binary or one of Alternates), else Binary. The runner builds
 // it when the first pod needs it.
 func (a *Adapter) spec(c *corev1.Container) (binaries.Spec, error) {
-	if a.VersionOf != nil {
-		if v := a.VersionOf(c.Image); v != "" {
-			for _, s := range append([]binaries.Spec{a.Binary}, a.Alternates...) {
-				if s.Version == v {
-					return s, nil
-				}
+	if v := a.versionOf(c.Image); v != "" {
+		for _, s := range a.versions() {
+			if s.Version == v {
+				return s, nil
 			}
-			return binaries.Spec{}, fmt.Errorf("image %s asks for %s %s, which testenv does not build", c.Image, a.Binary.Name, v)
 		}
+		return binaries.Spec{}, fmt.Errorf("image %s asks for %s %s, which testenv does not build", c.Image, a.Binary.Name, v)
 	}
 	return a.Binary, nil
+}
+
+// versions are Binary and its Alternates.
+func (a *Adapter) versions() []binaries.Spec {
+	return append([]binaries.Spec{a.Binary}, a.Alternates...)
+}
+
+// versionOf is the version of Binary or an Alternate the image asks for
+// (VersionOf, or by default its tag), "" for none.
+func (a *Adapter) versionOf(image string) string {
+	if a.VersionOf != nil {
+		return a.VersionOf(image)
+	}
+	tag := "v" + strings.TrimPrefix(imageTag(image), "v")
+	for _, s := range a.versions() {
+		if s.Version == tag {
+			return tag
+		}
+	}
+	return ""
 }
 
 // imageTag is what follows an image's last ':' or '@' (its tag or

@@ -52,7 +52,6 @@ var JobSet = &Adapter{
 	Name:       "jobset",
 	Binary:     jobSetSpec(JobSetVersion, binaries.K8s036, "~3 min alone, ~1 with tools/k8s-v0.36 built"),
 	Alternates: []binaries.Spec{jobSetSpec(JobSetPreviousVersion, "", "~3 min")},
-	VersionOf:  jobSetVersionOf,
 	Image:      regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/jobset/jobset[:@]`),
 	Prepare:    prepareJobSetPod,
 	Install: Install{
@@ -84,15 +83,6 @@ func jobSetSpec(version, dir, cold string) binaries.Spec {
 	}
 	return binaries.Spec{Name: "jobset-controller", Version: version, Module: JobSetModule, Package: pkg, Dir: dir, ColdBuild: cold,
 		LDFlags: "-X sigs.k8s.io/jobset/pkg/version.GitVersion=" + version} // unstamped, it calls itself v0.0.0-main
-}
-
-// jobSetVersionOf is the version a JobSet image's tag names when testenv
-// builds it ("…/jobset:v0.11.1"), "" for any other tag.
-func jobSetVersionOf(image string) string {
-	if tag := imageTag(image); tag == JobSetVersion || tag == JobSetPreviousVersion {
-		return tag
-	}
-	return ""
 }
 
 // jobSetNamespace is the namespace JobSet uses outside a pod.

@@ -27,15 +27,6 @@ func kubeRaySpec(version string) binaries.Spec {
 	return binaries.Spec{Name: "kuberay-operator", Version: version, Module: KubeRayModule, Package: ".", ColdBuild: "~2-6 min"}
 }
 
-// kubeRayVersionOf is the version an image's tag names when testenv builds
-// it ("quay.io/kuberay/operator:v1.6.2"), "" for any other tag.
-func kubeRayVersionOf(image string) string {
-	if tag := imageTag(image); tag == KubeRayVersion || tag == KubeRayPreviousVersion {
-		return tag
-	}
-	return ""
-}
-
 // KubeRay runs the KubeRay operator of a pod from KubeRay's chart (or
 // this repository's stand-in, testdata/charts/kuberay-operator): image
 // quay.io/kuberay/operator (docker.io/kuberay/operator too), run with the
@@ -62,7 +53,6 @@ var KubeRay = &Adapter{
 	Name:       "kuberay",
 	Binary:     kubeRaySpec(KubeRayVersion),
 	Alternates: []binaries.Spec{kubeRaySpec(KubeRayPreviousVersion)},
-	VersionOf:  kubeRayVersionOf,
 	Image:      regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
 	Prepare:    prepareKubeRayPod,
 	Install: Install{
@@ -74,9 +64,6 @@ var KubeRay = &Adapter{
 
 func prepareKubeRayPod(lp *localPod) error {
 	c := lp.container
-	if kubeRayVersionOf(c.Image) == "" {
-		lp.logf("image tag %s, but testenv runs the KubeRay operator %s", imageTag(c.Image), KubeRayVersion)
-	}
 	for _, e := range c.Env {
 		if e.Name == "ENABLE_WEBHOOKS" && e.Value == "true" {
 			lp.unserved[9443] = "the pod runner does not pass the container's ENABLE_WEBHOOKS=true on: KubeRay's webhook is off"

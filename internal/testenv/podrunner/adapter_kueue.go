@@ -135,9 +135,6 @@ const kueueVisibilityPort = 8082
 func prepareKueuePod(lp *localPod) error {
 	c := lp.container
 	// v0.17.0 or the chart's staging tag release-0.17 run v0.17.0.
-	if kueueVersionOf(c.Image) == "" {
-		lp.logf("image %s names no Kueue version testenv builds (%s): running the Kueue manager %s", c.Image, strings.Join(KueueVersions, ", "), KueueVersion)
-	}
 	args := slices.Clone(c.Args)
 	cfg, configAt, err := lp.configArg(args)
 	if err != nil {

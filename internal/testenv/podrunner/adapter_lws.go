@@ -40,15 +40,6 @@ func lwsSpec(version, dir, cold string) binaries.Spec {
 		LDFlags: "-X sigs.k8s.io/lws/pkg/version.GitVersion=" + version} // unstamped, it calls itself v0.0.0-main
 }
 
-// lwsVersionOf is the version an LWS image's tag names when testenv builds
-// it ("…/lws:v0.7.0"), "" for any other tag.
-func lwsVersionOf(image string) string {
-	if tag := imageTag(image); tag == LWSVersion || tag == LWSPreviousVersion {
-		return tag
-	}
-	return ""
-}
-
 // LWS runs the LeaderWorkerSet controller of a pod from LWS's chart
 // (charts/lws of the module, or its kustomize manifests): image
 // registry.k8s.io/lws/lws (the chart's default, tag "main" or the release)
@@ -77,7 +68,6 @@ var LWS = &Adapter{
 	Name:       "lws",
 	Binary:     lwsSpec(LWSVersion, binaries.K8s036, "~1 min with tools/k8s-v0.36 built, ~5 alone"),
 	Alternates: []binaries.Spec{lwsSpec(LWSPreviousVersion, "", "~2-6 min")},
-	VersionOf:  lwsVersionOf,
 	Image:      regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
 	Prepare:    prepareLWSPod,
 	Install: Install{

@@ -50,7 +50,6 @@ var MPIOperator = &Adapter{
 	Name:       "mpi-operator",
 	Binary:     mpiOperatorSpec(MPIOperatorVersion, binaries.K8s036, "~1 min with tools/k8s-v0.36 built"),
 	Alternates: []binaries.Spec{mpiOperatorSpec(MPIOperatorPreviousVersion, binaries.K8s035, "~1 min with tools/k8s-v0.35 built, ~4 alone")},
-	VersionOf:  mpiOperatorVersionOf,
 	Image:      regexp.MustCompile(`^((docker\.io/)?(mpioperator|kubeflow)/mpi-operator)[:@]`),
 	Prepare:    prepareMPIOperatorPod,
 	Exclusive:  MPIOperatorLock,
@@ -78,16 +77,6 @@ func mpiOperatorSpec(version, dir, cold string) binaries.Spec {
 		LDFlags: "-X github.com/kubeflow/mpi-operator/pkg/version.Version=" + version} // unstamped, it reports v2.0.0
 }
 
-// mpiOperatorVersionOf is the version an image's tag names when testenv
-// builds it ("mpioperator/mpi-operator:0.8.0"), "" for any other tag.
-func mpiOperatorVersionOf(image string) string {
-	tag := "v" + strings.TrimPrefix(imageTag(image), "v")
-	if tag == MPIOperatorVersion || tag == MPIOperatorPreviousVersion {
-		return tag
-	}
-	return ""
-}
-
 const (
 	// MPIOperatorLock is the machine lock the operator's pods hold (its
 	// fixed port); a test waits for it with process.MachineLock.
@@ -98,9 +87,6 @@ const (
 
 func prepareMPIOperatorPod(lp *localPod) error {
 	c := lp.container
-	if mpiOperatorVersionOf(c.Image) == "" {
-		lp.logf("image tag %s, but testenv runs the MPI Operator %s", imageTag(c.Image), MPIOperatorVersion)
-	}
 	// Under the machine lock, a taken port is a copy of the operator this
 	// process is stopping (its pod deleted and created again), the operator
 	// this pod replaces in a rolling update, or a process that is not

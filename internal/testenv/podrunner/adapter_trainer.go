@@ -56,7 +56,6 @@ var Trainer = &Adapter{
 	Name:       "trainer",
 	Binary:     trainerSpec(TrainerVersion, binaries.K8s036, "~2 min alone, less with tools/k8s-v0.36 built"),
 	Alternates: []binaries.Spec{trainerSpec(TrainerPreviousVersion, binaries.K8s035, "~1 min with tools/k8s-v0.35 built")},
-	VersionOf:  trainerVersionOf,
 	Image:      regexp.MustCompile(`^((ghcr|docker)\.io/)?kubeflow/trainer/trainer-controller-manager[:@]`),
 	Prepare:    prepareTrainerPod,
 	Install: Install{
@@ -89,15 +88,6 @@ func trainerSpec(version, dir, cold string) binaries.Spec {
 		Dir: dir, ColdBuild: cold}
 }
 
-// trainerVersionOf is the version an image's tag names when testenv builds
-// it ("…/trainer-controller-manager:v2.2.0"), "" for any other tag.
-func trainerVersionOf(image string) string {
-	if tag := imageTag(image); tag == TrainerVersion || tag == TrainerPreviousVersion {
-		return tag
-	}
-	return ""
-}
-
 // trainerNamespace is the namespace Trainer uses outside a pod.
 var trainerNamespace = catalog.Trainer.Namespace
 
@@ -111,9 +101,6 @@ func prepareTrainerPod(lp *localPod) error {
 		return err
 	}
 	c := lp.container
-	if trainerVersionOf(c.Image) == "" {
-		lp.logf("image tag %s, but testenv runs the Trainer controller manager %s", imageTag(c.Image), TrainerVersion)
-	}
 	args := slices.Clone(c.Args)
 	cfg, configAt, err := lp.configArg(args)
 	if err != nil {

@@ -13,8 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
 
 // trainingPod is a localPod of a chart's controller container whose
@@ -217,26 +215,5 @@ func TestMPIOperatorAdapter(t *testing.T) {
 	}
 	if lp.ports[mpiOperatorHealthPort] != mpiOperatorHealthPort {
 		t.Errorf("the fixed health port is not reported as served: %v", lp.ports)
-	}
-}
-
-// A Trainer image tagged with a version testenv builds runs that version,
-// the previous one built in tools/k8s-v0.35; any other tag runs
-// TrainerVersion.
-func TestTrainerVersionOf(t *testing.T) {
-	const repo = "ghcr.io/kubeflow/trainer/trainer-controller-manager"
-	for image, want := range map[string]string{
-		repo + ":" + TrainerPreviousVersion: TrainerPreviousVersion,
-		repo + ":" + TrainerVersion:         TrainerVersion,
-		repo + ":latest":                    "",
-		repo + "@sha256:0123":               "",
-	} {
-		if got := trainerVersionOf(image); got != want {
-			t.Errorf("trainerVersionOf(%q) = %q, want %q", image, got, want)
-		}
-	}
-	spec, err := Trainer.spec(&corev1.Container{Image: repo + ":" + TrainerPreviousVersion})
-	if err != nil || spec.Version != TrainerPreviousVersion || spec.Dir != binaries.K8s035 {
-		t.Errorf("the previous version's spec: %+v, %v", spec, err)
 	}
 }

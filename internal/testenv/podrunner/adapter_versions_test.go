@@ -1,44 +1,57 @@
 package podrunner
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
 
-// A KubeRay image tagged with a version testenv builds runs that version;
-// both are built alone in the module's directory.
-func TestKubeRayVersionOf(t *testing.T) {
-	for image, want := range map[string]string{
-		"quay.io/kuberay/operator:" + KubeRayPreviousVersion: KubeRayPreviousVersion,
-		"quay.io/kuberay/operator:" + KubeRayVersion:         KubeRayVersion,
-		"kuberay/operator:nightly":                           "",
+// An image tagged with a version testenv builds runs that version (Binary
+// or an Alternate, the previous default an upgrade test starts from); any
+// other tag, and a digest, runs Binary. Each previous version is built where
+// its requirements allow: alone in its module's directory, or in a tools
+// module.
+func TestVersionByImageTag(t *testing.T) {
+	for _, c := range []struct {
+		adapter *Adapter
+		repo    string
+		noV     bool   // the project's tags have no leading v
+		dir     string // where the previous version is built
+	}{
+		{adapter: KubeRay, repo: "quay.io/kuberay/operator"},
+		{adapter: JobSet, repo: "us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset"},
+		{adapter: LWS, repo: "registry.k8s.io/lws/lws"},
+		{adapter: Trainer, repo: "ghcr.io/kubeflow/trainer/trainer-controller-manager", dir: binaries.K8s035},
+		{adapter: MPIOperator, repo: "mpioperator/mpi-operator", noV: true, dir: binaries.K8s035},
 	} {
-		if got := kubeRayVersionOf(image); got != want {
-			t.Errorf("kubeRayVersionOf(%q) = %q, want %q", image, got, want)
+		a := c.adapter
+		if len(a.Alternates) == 0 {
+			t.Errorf("%s: no previous version to upgrade from", a.Name)
+			continue
 		}
-	}
-	spec, err := KubeRay.spec(&corev1.Container{Image: "quay.io/kuberay/operator:" + KubeRayPreviousVersion})
-	if err != nil || spec.Version != KubeRayPreviousVersion || spec.Dir != "" {
-		t.Errorf("the previous version's spec: %+v, %v", spec, err)
-	}
-}
-
-// A JobSet image tagged with a version testenv builds runs that version, the
-// previous one built alone; the chart's "main" runs JobSetVersion.
-func TestJobSetVersionOf(t *testing.T) {
-	const repo = "us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset"
-	for image, want := range map[string]string{
-		repo + ":" + JobSetPreviousVersion:               JobSetPreviousVersion,
-		"registry.k8s.io/jobset/jobset:" + JobSetVersion: JobSetVersion,
-		repo + ":main": "",
-	} {
-		if got := jobSetVersionOf(image); got != want {
-			t.Errorf("jobSetVersionOf(%q) = %q, want %q", image, got, want)
+		for _, want := range a.versions() {
+			tag := want.Version
+			if c.noV {
+				tag = strings.TrimPrefix(tag, "v")
+			}
+			got, err := a.spec(&corev1.Container{Image: c.repo + ":" + tag})
+			if err != nil || got.Key() != want.Key() {
+				t.Errorf("%s image tag %s runs %+v (%v), want %+v", a.Name, tag, got, err, want)
+			}
 		}
-	}
-	spec, err := JobSet.spec(&corev1.Container{Image: repo + ":" + JobSetPreviousVersion})
-	if err != nil || spec.Version != JobSetPreviousVersion || spec.Dir != "" || spec.Package != "." {
-		t.Errorf("the previous version's spec: %+v, %v", spec, err)
+		if previous := a.Alternates[0]; previous.Dir != c.dir {
+			t.Errorf("%s %s is built in %q, want %q", a.Name, previous.Version, previous.Dir, c.dir)
+		}
+		for _, other := range []string{":main", ":latest", "@sha256:0123", ""} {
+			if v := a.versionOf(c.repo + other); v != "" {
+				t.Errorf("%s image %s%s names version %s, want none", a.Name, c.repo, other, v)
+			}
+			if got, err := a.spec(&corev1.Container{Image: c.repo + other}); err != nil || got.Key() != a.Binary.Key() {
+				t.Errorf("%s image %s%s runs %+v (%v), want Binary", a.Name, c.repo, other, got, err)
+			}
+		}
 	}
 }

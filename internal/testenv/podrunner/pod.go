@@ -222,6 +222,13 @@ func (lp *localPod) build(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if a := lp.adapter; len(a.Alternates) > 0 && a.versionOf(lp.container.Image) == "" {
+		var vs []string
+		for _, v := range a.versions() {
+			vs = append(vs, v.Version)
+		}
+		lp.logf("image %s names no %s version testenv builds (%s): running %s", lp.container.Image, a.Name, strings.Join(vs, ", "), s.Version)
+	}
 	if !binaries.Built(s) {
 		cold := s.ColdBuild
 		if cold == "" {

@@ -251,7 +251,7 @@ resource "aiplatform_jobset_controller" "this" {
 			"template", "spec", "template", "metadata", "annotations")
 	}
 	_ = unstructured.SetNestedSlice(live.Object, jobs, "spec", "replicatedJobs")
-	work := newLiveWork(object("jobset.x-k8s.io", "v1alpha2", "jobsets", "default", "live"),
+	work := acctest.NewLiveWork(object("jobset.x-k8s.io", "v1alpha2", "jobsets", "default", "live"),
 		acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=live"}, 3)
 	t.Cleanup(func() {
 		bg := metav1.DeletePropagationBackground
@@ -283,7 +283,7 @@ resource "aiplatform_jobset_controller" "this" {
 						_, err := acctest.CreateThroughWebhooks(env, jobSetsGVR, live)
 						return err
 					},
-					work.record(env),
+					work.Record(env),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
@@ -302,7 +302,7 @@ resource "aiplatform_jobset_controller" "this" {
 						}
 						return nil
 					}),
-					work.kept(env),
+					work.Kept(env),
 					func(*terraform.State) error {
 						if _, err := acctest.CreateThroughWebhooks(env, jobSetsGVR, gangJobSet("after")); err != nil {
 							return err

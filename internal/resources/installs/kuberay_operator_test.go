@@ -154,7 +154,7 @@ resource "aiplatform_kuberay_operator" "this" {
 		_, err = rayClusters.Update(ctx, obj, metav1.UpdateOptions{})
 		return err
 	}
-	work := newLiveWork(cluster, pods, 3)
+	work := acctest.NewLiveWork(cluster, pods, 3)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
@@ -186,7 +186,7 @@ resource "aiplatform_kuberay_operator" "this" {
 						_, err := rayClusters.Create(ctx, rc, metav1.CreateOptions{})
 						return err
 					},
-					work.record(env),
+					work.Record(env),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
@@ -201,7 +201,7 @@ resource "aiplatform_kuberay_operator" "this" {
 					kuberayDeployment.Equal(env, 1, "status", "readyReplicas"),
 					kuberayDeployment.Equal(env, "quay.io/kuberay/operator:"+current, "spec", "template", "spec", "containers", "0", "image"),
 					cronJobCRD.Equal(env, "RayCronJob", "spec", "names", "kind"),
-					work.kept(env),
+					work.Kept(env),
 					func(*terraform.State) error {
 						// The 1.6 operator reconciles it: a third worker.
 						if err := workers(3); err != nil {

@@ -246,7 +246,7 @@ func TestAccLWSUpgradeWithLiveGroup(t *testing.T) {
 		return acctest.Provider(env) + lwsControllerBlock(lwsChartAt(t, version), "    image:\n      manager:\n        tag: "+version+"\n") +
 			lwsGroupBlock("upgrade", replicas)
 	}
-	work := newLiveWork(group, pods, 2)
+	work := acctest.NewLiveWork(group, pods, 2)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.Factories,
 		Steps: []resource.TestStep{
@@ -256,7 +256,7 @@ func TestAccLWSUpgradeWithLiveGroup(t *testing.T) {
 					lwsDeployment.Equal(env, 1, "status", "readyReplicas"),
 					lwsDeployment.Equal(env, "registry.k8s.io/lws/lws:"+podrunner.LWSPreviousVersion, "spec", "template", "spec", "containers", "0", "image"),
 					disaggregated.Gone(env),
-					work.record(env),
+					work.Record(env),
 				),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
@@ -279,7 +279,7 @@ func TestAccLWSUpgradeWithLiveGroup(t *testing.T) {
 						}
 						return nil
 					}),
-					work.kept(env),
+					work.Kept(env),
 				),
 			},
 			{

@@ -26,6 +26,7 @@ func TestVersionByImageTag(t *testing.T) {
 		{adapter: LWS, repo: "registry.k8s.io/lws/lws"},
 		{adapter: Trainer, repo: "ghcr.io/kubeflow/trainer/trainer-controller-manager", dir: binaries.K8s035},
 		{adapter: MPIOperator, repo: "mpioperator/mpi-operator", noV: true, dir: binaries.K8s035},
+		{adapter: KServe, repo: "kserve/kserve-controller"},
 	} {
 		a := c.adapter
 		if len(a.Alternates) == 0 {

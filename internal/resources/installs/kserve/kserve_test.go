@@ -15,6 +15,7 @@ import (
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
 
 var (
@@ -27,9 +28,12 @@ var (
 
 // kserveChart is charts/kserve-resources of github.com/kserve/kserve v0.20.0
 // in the module cache (kserve-crd beside it).
-func kserveChart(t *testing.T) string {
+func kserveChart(t *testing.T) string { return kserveChartAt(t, podrunner.KServeVersion) }
+
+// kserveChartAt is KServe's resources chart of a version in the module cache.
+func kserveChartAt(t *testing.T, version string) string {
 	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "github.com/kserve/kserve", "v0.20.0")
+	dir, err := testenv.ModuleDir(context.Background(), podrunner.KServeModule, version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,16 +41,22 @@ func kserveChart(t *testing.T) string {
 }
 
 func kserveBlock(t *testing.T, name, extra string) string {
+	return kserveBlockAt(t, name, podrunner.KServeVersion, "5m", extra)
+}
+
+// kserveBlockAt is an aiplatform_kserve of a version, from its chart in the
+// module cache.
+func kserveBlockAt(t *testing.T, name, version, timeout, extra string) string {
 	return fmt.Sprintf(`
 resource "aiplatform_kserve" %q {
-  version             = "v0.20.0"
+  version             = %q
   chart               = { path = %q }
-  timeout             = "5m"
+  timeout             = %q
   remove_crds         = true
   controller_requests = { cpu = "100m", memory = "128Mi" }
 %s
 }
-`, name, kserveChart(t), extra)
+`, name, version, kserveChartAt(t, version), timeout, extra)
 }
 
 // aiplatform_kserve: install (CRD release, resources release, the

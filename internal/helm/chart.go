@@ -10,6 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/registry"
 
@@ -99,6 +100,34 @@ func Values(cfg Config, chartDefaults, raw map[string]any) (map[string]any, erro
 	return cfg.Values(chartDefaults, raw)
 }
 
+// LocalChartVersion is the version of the local chart at path: a
+// directory's Chart.yaml, read without loading the chart (for the plan), or
+// a packaged chart (.tgz), loaded.
+func LocalChartVersion(path string) (string, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		ch, err := loader.Load(path)
+		if err != nil {
+			return "", fmt.Errorf("loading the chart at %s: %w", path, err)
+		}
+		return ch.Metadata.Version, nil
+	}
+	md, err := chartutil.LoadChartfile(filepath.Join(path, "Chart.yaml"))
+	if err != nil {
+		return "", fmt.Errorf("loading the chart at %s: %w", path, err)
+	}
+	return md.Version, nil
+}
+
+// VersionMismatch is the error of a local chart (at dir) of version have
+// when version want was asked for ("v" in front of have allowed), nil when
+// it is that version or none was asked for.
+func VersionMismatch(dir, have, want string) error {
+	if want == "" || have == want || "v"+have == want {
+		return nil
+	}
+	return fmt.Errorf("the chart at %s is version %s, not %s: set version = %q or point path at the %s chart", dir, have, want, have, want)
+}
+
 var downloadMu sync.Mutex // one download into the cache at a time
 
 // LoadChart loads the chart. A local directory must hold the requested
@@ -110,9 +139,8 @@ func LoadChart(src Source) (*chart.Chart, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading the chart at %s: %w", src.Path, err)
 		}
-		if src.Version != "" && ch.Metadata.Version != src.Version && "v"+ch.Metadata.Version != src.Version {
-			return nil, fmt.Errorf("the chart at %s is version %s, not %s: set version = %q or point path at the %s chart",
-				src.Path, ch.Metadata.Version, src.Version, ch.Metadata.Version, src.Version)
+		if err := VersionMismatch(src.Path, ch.Metadata.Version, src.Version); err != nil {
+			return nil, err
 		}
 		return ch, nil
 	}

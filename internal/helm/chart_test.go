@@ -61,3 +61,31 @@ func TestLoadChartFromRepository(t *testing.T) {
 		t.Fatalf("a local chart of another version: %v", err)
 	}
 }
+
+// The plan reads a local chart's version without loading it: a directory's
+// Chart.yaml, or a packaged chart; a path with no chart is an error naming
+// it.
+func TestLocalChartVersion(t *testing.T) {
+	ch, err := loader.Load(standInChart(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgz, err := chartutil.Save(ch, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{standInChart(t), tgz} {
+		if v, err := LocalChartVersion(path); err != nil || v != "1.13.0" {
+			t.Errorf("LocalChartVersion(%s) = %q, %v; want 1.13.0", path, v, err)
+		}
+	}
+	if _, err := LocalChartVersion("/nonexistent/volcano"); err == nil || !strings.Contains(err.Error(), "/nonexistent/volcano") {
+		t.Errorf("a path with no chart: %v", err)
+	}
+	if err := VersionMismatch("/c", "1.13.0", "v1.13.0"); err != nil {
+		t.Errorf("v1.13.0 asked of a 1.13.0 chart: %v", err)
+	}
+	if err := VersionMismatch("/c", "1.13.0", "1.12.0"); err == nil || !strings.Contains(err.Error(), `set version = "1.13.0"`) {
+		t.Errorf("1.12.0 asked of a 1.13.0 chart: %v", err)
+	}
+}

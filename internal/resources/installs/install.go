@@ -87,6 +87,9 @@ type backend[T any] interface {
 	name(m *T) (name types.String, fixed bool)
 	// plan does the back end's part of a plan (cfg: the configuration).
 	plan(ctx context.Context, cfg tfsdk.Config, m *T) diag.Diagnostics
+	// source checks, at plan, what an apply of m will read (a local
+	// chart's version); called only when the plan applies m.
+	source(m *T) diag.Diagnostics
 	// upgrade judges a planned change of version from prior's to m's:
 	// what it changes for users (warnings) and the paths upstream forbids
 	// (errors naming the safe path).
@@ -227,6 +230,9 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 	}
 	if req.State.Raw.IsNull() {
+		if resp.Diagnostics.Append(r.backend.source(&m)...); resp.Diagnostics.HasError() {
+			return
+		}
 		f.Drift = emptyList()
 		r.backend.changed(&m, true)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)
@@ -248,6 +254,9 @@ func (r *installResource[T, P]) ModifyPlan(ctx context.Context, req resource.Mod
 	}
 	// The configuration changed (the framework then planned the computed
 	// attributes unknown), or the cluster drifted from the install.
+	if resp.Diagnostics.Append(r.backend.source(&m)...); resp.Diagnostics.HasError() {
+		return
+	}
 	f.Drift = emptyList()
 	r.backend.changed(&m, false)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &m)...)

@@ -216,8 +216,9 @@ func testAccKueue(t *testing.T, version, settings string, more []resource.TestSt
 	})
 }
 
-// A chart source that cannot be loaded fails at apply, naming the path; bad
-// values and durations fail at plan.
+// Bad input fails at plan with the attribute's path, and nothing is
+// applied: a local chart path that holds no chart, a local chart of another
+// version than planned, bad values and durations.
 func TestAccKueueInvalid(t *testing.T) {
 	env := acctest.Env(t)
 	resource.Test(t, resource.TestCase{
@@ -225,7 +226,8 @@ func TestAccKueueInvalid(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { chart = { path = "/nonexistent/kueue" } }`,
-				ExpectError: acctest.ErrorMatching("Cannot load the Kueue chart", "/nonexistent/kueue"),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching("Cannot load the Kueue chart", `with aiplatform_kueue.x,`, "/nonexistent/kueue"),
 			},
 			{
 				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { values = "[not, a, map" }`,
@@ -239,7 +241,8 @@ func TestAccKueueInvalid(t *testing.T) {
 			},
 			{
 				Config:      acctest.Provider(env) + fmt.Sprintf("resource \"aiplatform_kueue\" \"x\" {\n  version = \"0.16.0\"\n  chart = { path = %q }\n}\n", kueueChart(t)),
-				ExpectError: acctest.ErrorMatching("is version 0.17.0, not 0.16.0"),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorMatching("Not the Kueue chart of this version", "is version 0.17.0, not 0.16.0", `set version = "0.17.0"`),
 			},
 			{
 				Config:      acctest.Provider(env) + `resource "aiplatform_kueue" "x" { chart = { path = "/x", name = "kueue" } }`,

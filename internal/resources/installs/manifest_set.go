@@ -99,6 +99,9 @@ func (r *manifestBackend[T, P]) same(_, _, _ tftypes.Value, m, prior *T) bool {
 // upgrade: the catalogue has no upgrade rules for a manifest install.
 func (r *manifestBackend[T, P]) upgrade(context.Context, *T, *T) diag.Diagnostics { return nil }
 
+// source: the manifest file is read at plan already (plan).
+func (r *manifestBackend[T, P]) source(*T) diag.Diagnostics { return nil }
+
 // keep is the plan with the recorded drift (none).
 func (r *manifestBackend[T, P]) keep(m, prior *T) *T {
 	P(m).install().Drift = P(prior).install().Drift

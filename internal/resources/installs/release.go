@@ -225,6 +225,38 @@ func (r *helmBackend[T, P]) name(m *T) (types.String, bool) { return P(m).releas
 
 func (r *helmBackend[T, P]) plan(context.Context, tfsdk.Config, *T) diag.Diagnostics { return nil }
 
+// source reads a local chart's Chart.yaml when the plan will apply it: a
+// path that holds no chart, or a chart of another version than planned, is
+// refused at plan rather than at apply, where other resources of the same
+// run may already have changed the cluster. A remote chart is read at apply
+// only (no network at plan).
+func (r *helmBackend[T, P]) source(m *T) diag.Diagnostics {
+	var diags diag.Diagnostics
+	b := P(m).release()
+	if b.Chart == nil || !object.Known(b.Chart.Path) {
+		return diags
+	}
+	product := r.spec.Chart.Product
+	if r.spec.Load != nil { // a chart with others beside it: load them all
+		if _, err := r.loadChart(m); err != nil {
+			diags.AddAttributeError(path.Root("chart").AtName("path"), fmt.Sprintf("Cannot load the %s chart", product), err.Error())
+		}
+		return diags
+	}
+	dir := b.Chart.Path.ValueString()
+	have, err := helm.LocalChartVersion(dir)
+	if err != nil {
+		diags.AddAttributeError(path.Root("chart").AtName("path"), fmt.Sprintf("Cannot load the %s chart", product), err.Error())
+		return diags
+	}
+	if object.Known(b.Version) {
+		if err := helm.VersionMismatch(dir, have, b.Version.ValueString()); err != nil {
+			diags.AddAttributeError(path.Root("version"), fmt.Sprintf("Not the %s chart of this version", product), err.Error())
+		}
+	}
+	return diags
+}
+
 // upgradeDoc says what the plan of a version change shows and refuses, when
 // the catalogue has rules for the product.
 func upgradeDoc(u catalog.Upgrades) string {

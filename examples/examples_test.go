@@ -55,7 +55,7 @@ var appliedElsewhere = map[string]string{
 	"aiplatform_training_runtime":  "applied by internal/resources/training (TestAccTrainingRuntimeExample), whose cluster runs Trainer, JobSet and Kueue (the namespaced runtime in a namespace of its own)",
 
 	// Serving.
-	"aiplatform_kserve": "installs from ghcr.io's OCI charts, unreachable offline; internal/resources/installs TestAccKServe installs the same charts from the module cache, examples/rbac/kserve the example with them",
+	"aiplatform_kserve": "installs from ghcr.io's OCI charts, unreachable offline; internal/resources/installs/kserve TestAccKServe installs the same charts from the module cache, examples/rbac/kserve the example with them",
 
 	// MultiKueue: a manager and a worker cluster.
 	"aiplatform_multikueue_cluster": "applied by internal/resources/kueue/multikueue (TestAccMultiKueueResourceExamples) on a manager with a worker cluster",

@@ -281,13 +281,13 @@ var coveredElsewhere = map[string]string{
 	// Training controllers.
 	"aiplatform_jobset_controller": "internal/resources/installs TestAccJobSetController: controller Deployment scaled by hand, drift planned, repaired",
 	"aiplatform_trainer":           "internal/resources/installs TestAccTrainer: manager configuration edited, a default runtime deleted and another edited by hand, drift planned, repaired",
-	"aiplatform_kserve":            "internal/resources/installs TestAccKServe: deployment mode in inferenceservice-config and a webhook caBundle changed by hand, drift planned, repaired, empty plan",
+	"aiplatform_kserve":            "internal/resources/installs/kserve TestAccKServe: deployment mode in inferenceservice-config and a webhook caBundle changed by hand, drift planned, repaired, empty plan",
 	// A check leaves no object behind (its MPIJob is deleted once the log is
 	// read): what can change out of band is the pool it ran on.
 	"aiplatform_nccl_check": "internal/resources/training TestAccNCCLCheckReplanOnNodeJoin: a node joining or leaving the pool plans a re-run",
 	// A migration owns no object: what changes out of band is a CRD's
 	// status.storedVersions listing an old version again.
-	"aiplatform_storage_version_migration": "internal/resources/installs TestAccKueueUpgradePlan: a CRD's status.storedVersions set by hand to list v1beta1 again, the rewrite planned with its count, applied, empty plan",
+	"aiplatform_storage_version_migration": "internal/resources/installs/upgrades TestAccKueueUpgradePlan: a CRD's status.storedVersions set by hand to list v1beta1 again, the rewrite planned with its count, applied, empty plan",
 	// Kueue makes a Topology's levels immutable: the only edit by hand is
 	// delete and create again.
 	"aiplatform_topology": "internal/resources/kueue TestAccTopology: recreated by hand with other levels (replace planned and applied), deleted by hand (recreated)",

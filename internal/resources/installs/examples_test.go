@@ -56,7 +56,7 @@ func TestAccInstallExamples(t *testing.T) {
 
 	t.Run("aiplatform_kueue", func(t *testing.T) {
 		cfg := acctest.Provider(env) + withChart(t, example(t, "resources/aiplatform_kueue/resource.tf"), "aiplatform_kueue",
-			fmt.Sprintf("  chart = { path = %q }", kueueChartAt(t, "v0.19.2"))) // the example's version
+			fmt.Sprintf("  chart = { path = %q }", acctest.KueueChartAt(t, "v0.19.2"))) // the example's version
 		addr, id := importOf(t, "aiplatform_kueue")
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.Factories,
@@ -76,11 +76,11 @@ func TestAccInstallExamples(t *testing.T) {
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.Factories,
 			Steps: []resource.TestStep{
-				{Config: cfg, Check: jobSetDeployment.Equal(env, 1, "status", "readyReplicas"),
+				{Config: cfg, Check: acctest.JobSetDeployment.Equal(env, 1, "status", "readyReplicas"),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: ignore},
 			},
-			CheckDestroy: resource.ComposeAggregateTestCheckFunc(jobSetDeployment.Gone(env), jobSetCRD.Gone(env)),
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(acctest.JobSetDeployment.Gone(env), acctest.JobSetCRD.Gone(env)),
 		})
 	})
 
@@ -93,12 +93,12 @@ func TestAccInstallExamples(t *testing.T) {
 			ProtoV6ProviderFactories: acctest.Factories,
 			Steps: []resource.TestStep{
 				{Config: cfg, Check: resource.ComposeAggregateTestCheckFunc(
-					trainerDeployment.Equal(env, 1, "status", "readyReplicas"),
+					acctest.TrainerDeployment.Equal(env, 1, "status", "readyReplicas"),
 					torchRuntime.Check(env, labelled("trainer.kubeflow.org/managed-by", "runtimes-installer")),
 				), ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 				{Config: cfg, ResourceName: addr, ImportState: true, ImportStateId: id, ImportStateVerify: true, ImportStateVerifyIgnore: ignore},
 			},
-			CheckDestroy: resource.ComposeAggregateTestCheckFunc(trainerDeployment.Gone(env), torchRuntime.Gone(env), trainerCRD.Gone(env), jobSetCRD.Gone(env)),
+			CheckDestroy: resource.ComposeAggregateTestCheckFunc(acctest.TrainerDeployment.Gone(env), torchRuntime.Gone(env), trainerCRD.Gone(env), acctest.JobSetCRD.Gone(env)),
 		})
 	})
 

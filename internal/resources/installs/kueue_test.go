@@ -52,7 +52,7 @@ func TestAccKueue(t *testing.T) {
 // v0.19 (on by default) is the feature gate DisableWaitForPodsReady.
 func TestAccKueue019(t *testing.T) {
 	env := acctest.Env(t)
-	off := acctest.Provider(env) + kueueBlockAt(t, "v0.19.2", `  replicas = 2
+	off := acctest.Provider(env) + acctest.KueueBlockAt(t, "v0.19.2", `  replicas = 2
   integrations = ["batch/job", "jobset.x-k8s.io/jobset"]
   wait_for_pods_ready = { enable = false }`)
 	addr := "aiplatform_kueue.this"
@@ -99,7 +99,7 @@ func TestAccKueue019(t *testing.T) {
 func testAccKueue(t *testing.T, version, settings string, more []resource.TestStep) {
 	env := acctest.Env(t)
 	addr := "aiplatform_kueue.this"
-	cfg := func(extra string) string { return acctest.Provider(env) + kueueBlockAt(t, version, extra) }
+	cfg := func(extra string) string { return acctest.Provider(env) + acctest.KueueBlockAt(t, version, extra) }
 	base := cfg("")
 	scaled := cfg(`  replicas = 2
   integrations = ["batch/job", "jobset.x-k8s.io/jobset"]

@@ -1,10 +1,8 @@
 package installs_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,18 +28,7 @@ func TestMain(m *testing.M) {
 }
 
 // kueueChart is charts/kueue of sigs.k8s.io/kueue v0.17.0 in the module cache.
-func kueueChart(t *testing.T) string { return kueueChartAt(t, "v0.17.0") }
-
-// kueueChartAt is charts/kueue of a Kueue version in the module cache (the
-// pod runner runs the manager of the chart's image tag).
-func kueueChartAt(t *testing.T, version string) string {
-	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/kueue", version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "charts", "kueue")
-}
+func kueueChart(t *testing.T) string { return acctest.KueueChartAt(t, "v0.17.0") }
 
 // volcanoChart is the repository's stand-in for Volcano's chart.
 func volcanoChart(t *testing.T) string {
@@ -66,19 +53,7 @@ var (
 )
 
 // kueueBlock is an aiplatform_kueue from the module's v0.17.0 chart.
-func kueueBlock(t *testing.T, extra string) string { return kueueBlockAt(t, "v0.17.0", extra) }
-
-// kueueBlockAt is an aiplatform_kueue from the module's chart of a version.
-func kueueBlockAt(t *testing.T, version, extra string) string {
-	return fmt.Sprintf(`
-resource "aiplatform_kueue" "this" {
-  version = %q
-  chart   = { path = %q }
-  timeout = "3m"
-%s
-}
-`, strings.TrimPrefix(version, "v"), kueueChartAt(t, version), extra)
-}
+func kueueBlock(t *testing.T, extra string) string { return acctest.KueueBlockAt(t, "v0.17.0", extra) }
 
 func volcanoBlock(t *testing.T, extra string) string {
 	return fmt.Sprintf(`

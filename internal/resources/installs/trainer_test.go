@@ -3,7 +3,6 @@ package installs_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,36 +12,22 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 )
 
 var (
-	trainerDeployment = object("apps", "v1", "deployments", "kubeflow-system", "kubeflow-trainer-controller-manager")
-	trainerConfig     = object("", "v1", "configmaps", "kubeflow-system", "kubeflow-trainer-config")
-	trainerCRD        = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "trainjobs.trainer.kubeflow.org")
-	torchRuntime      = object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", "", "torch-distributed")
-	jaxRuntime        = object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", "", "jax-distributed")
-	trainJobsGVR      = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}
+	trainerConfig = object("", "v1", "configmaps", "kubeflow-system", "kubeflow-trainer-config")
+	trainerCRD    = object("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "trainjobs.trainer.kubeflow.org")
+	torchRuntime  = object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", "", "torch-distributed")
+	jaxRuntime    = object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", "", "jax-distributed")
 )
 
 // trainerChart is charts/kubeflow-trainer of github.com/kubeflow/trainer/v2
 // v2.3.0 in the module cache: the upstream chart at the registry's version
 // (2.3.0), without its dependencies.
-func trainerChart(t *testing.T) string { return trainerChartAt(t, "v2.3.0") }
-
-// trainerChartAt is charts/kubeflow-trainer of a Trainer version in the
-// module cache (the pod runner runs the manager of the chart's image tag).
-func trainerChartAt(t *testing.T, version string) string {
-	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "github.com/kubeflow/trainer/v2", version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "charts", "kubeflow-trainer")
-}
+func trainerChart(t *testing.T) string { return acctest.TrainerChartAt(t, "v2.3.0") }
 
 // trainerBlock is an aiplatform_trainer from the module's chart, with small
 // resource requests unless extra sets values.
@@ -68,18 +53,6 @@ resource "aiplatform_trainer" %q {
 `, name, trainerChart(t), values, extra)
 }
 
-func trainJob(name, runtime string, nodes int64, env ...any) *unstructured.Unstructured {
-	trainer := map[string]any{"numNodes": nodes}
-	if len(env) > 0 {
-		trainer["env"] = env
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-		"metadata": map[string]any{"name": name, "namespace": "default"},
-		"spec":     map[string]any{"runtimeRef": map[string]any{"name": runtime}, "trainer": trainer},
-	}}
-}
-
 // trainJobAdmitted: a TrainJob on the default runtime torch-distributed,
 // created through the chart's webhooks, becomes a JobSet (run by the JobSet
 // controller) whose pods carry the torch environment the real Trainer
@@ -87,16 +60,16 @@ func trainJob(name, runtime string, nodes int64, env ...any) *unstructured.Unstr
 func trainJobAdmitted(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 	return func(*terraform.State) error {
 		ctx := context.Background()
-		if _, err := acctest.CreateThroughWebhooks(env, trainJobsGVR, trainJob("fit", "torch-distributed", 2)); err != nil {
+		if _, err := acctest.CreateThroughWebhooks(env, acctest.TrainJobsGVR, acctest.TrainJob("fit", "torch-distributed", 2)); err != nil {
 			return fmt.Errorf("creating TrainJob fit: %w", err)
 		}
 		defer func() {
 			bg := metav1.DeletePropagationBackground
-			_ = env.Dynamic.Resource(trainJobsGVR).Namespace("default").Delete(ctx, "fit", metav1.DeleteOptions{PropagationPolicy: &bg})
+			_ = env.Dynamic.Resource(acctest.TrainJobsGVR).Namespace("default").Delete(ctx, "fit", metav1.DeleteOptions{PropagationPolicy: &bg})
 		}()
 		var last string
 		if err := acctest.Eventually(3*time.Minute, "JobSet fit and its 2 pods", func() (bool, string) {
-			if _, err := env.Dynamic.Resource(jobSetsGVR).Namespace("default").Get(ctx, "fit", metav1.GetOptions{}); err != nil {
+			if _, err := env.Dynamic.Resource(acctest.JobSetsGVR).Namespace("default").Get(ctx, "fit", metav1.GetOptions{}); err != nil {
 				return false, err.Error()
 			}
 			pods, err := acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=fit"}.List(env)
@@ -119,7 +92,7 @@ func trainJobAdmitted(t *testing.T, env *testenv.Env) resource.TestCheckFunc {
 			return err
 		}
 		t.Log(last)
-		_, err := acctest.CreateThroughWebhooks(env, trainJobsGVR, trainJob("bad", "torch-distributed", 2, map[string]any{"name": "PET_NNODES", "value": "9"}))
+		_, err := acctest.CreateThroughWebhooks(env, acctest.TrainJobsGVR, acctest.TrainJob("bad", "torch-distributed", 2, map[string]any{"name": "PET_NNODES", "value": "9"}))
 		if err == nil || !strings.Contains(err.Error(), "denied") || !strings.Contains(err.Error(), "reserved") {
 			return fmt.Errorf("a TrainJob setting PET_NNODES: %v, want a denial by Trainer's webhook", err)
 		}
@@ -147,7 +120,7 @@ func labelled(key, value string) func(map[string]any) error {
 func TestAccTrainer(t *testing.T) {
 	env := acctest.Env(t)
 	addr := "aiplatform_trainer.this"
-	jobset := jobSetBlock(t, "this", "")
+	jobset := acctest.JobSetBlock(t, "this", "")
 	withRuntimes := `  depends_on       = [aiplatform_jobset_controller.this]
   default_runtimes = true`
 	cfg := acctest.Provider(env) + jobset + trainerBlock(t, "this", withRuntimes)
@@ -159,7 +132,7 @@ func TestAccTrainer(t *testing.T) {
 			{
 				// No JobSet in the cluster and none planned.
 				PreConfig: func() {
-					if crd, err := jobSetCRD.Get(env); err != nil || crd != nil {
+					if crd, err := acctest.JobSetCRD.Get(env); err != nil || crd != nil {
 						t.Fatal("JobSet's CRD is in the cluster before the test: an earlier test left it")
 					}
 				},
@@ -180,7 +153,7 @@ func TestAccTrainer(t *testing.T) {
 			{
 				// Installed: nothing of the refused steps was.
 				PreConfig: func() {
-					if d, err := trainerDeployment.Get(env); err != nil || d != nil {
+					if d, err := acctest.TrainerDeployment.Get(env); err != nil || d != nil {
 						t.Fatal("a refused configuration installed the Trainer")
 					}
 					start = time.Now()
@@ -191,8 +164,8 @@ func TestAccTrainer(t *testing.T) {
 					resource.TestCheckResourceAttr(addr, "version", "2.3.0"),
 					resource.TestCheckResourceAttr(addr, "install_jobset", "false"),
 					resource.TestCheckResourceAttr(addr, "drift.#", "0"),
-					trainerDeployment.Equal(env, 1, "status", "readyReplicas"),
-					jobSetDeployment.Equal(env, 1, "status", "readyReplicas"),
+					acctest.TrainerDeployment.Equal(env, 1, "status", "readyReplicas"),
+					acctest.JobSetDeployment.Equal(env, 1, "status", "readyReplicas"),
 					since(t, "JobSet + Trainer + default runtimes", &start),
 					trainerCRD.Equal(env, "TrainJob", "spec", "names", "kind"),
 					torchRuntime.Check(env, labelled("trainer.kubeflow.org/managed-by", "runtimes-installer")),
@@ -267,7 +240,7 @@ func TestAccTrainer(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					torchRuntime.Gone(env), jaxRuntime.Gone(env),
 					resource.TestCheckResourceAttr(addr, "default_runtimes", "false"),
-					trainerDeployment.Equal(env, 1, "status", "readyReplicas"),
+					acctest.TrainerDeployment.Equal(env, 1, "status", "readyReplicas"),
 				),
 			},
 			{
@@ -275,6 +248,6 @@ func TestAccTrainer(t *testing.T) {
 				ImportStateVerifyIgnore: []string{"chart", "chart.%", "chart.path", "chart.name", "chart.repository", "timeout", "remove_crds", "values"},
 			},
 		},
-		CheckDestroy: resource.ComposeAggregateTestCheckFunc(trainerDeployment.Gone(env), trainerCRD.Gone(env), jobSetDeployment.Gone(env), jobSetCRD.Gone(env)),
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(acctest.TrainerDeployment.Gone(env), trainerCRD.Gone(env), acctest.JobSetDeployment.Gone(env), acctest.JobSetCRD.Gone(env)),
 	})
 }

@@ -28,7 +28,7 @@ func TestAccWebhookReadyLWSGroupRightAfter(t *testing.T) {
 	for round := range webhookRounds {
 		name := fmt.Sprintf("right-after-%d", round)
 		live := object("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "default", name)
-		cfg := acctest.Provider(env) + lwsControllerBlock(lwsChart(t), "") + lwsGroupBlock(name, 1)
+		cfg := acctest.Provider(env) + acctest.LWSControllerBlock(lwsChart(t), "") + acctest.LWSGroupBlock(name, 1)
 		ok := t.Run(name, func(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: acctest.Factories,
@@ -40,7 +40,7 @@ func TestAccWebhookReadyLWSGroupRightAfter(t *testing.T) {
 						live.Equal(env, int64(2), "spec", "leaderWorkerTemplate", "size"),
 					),
 				}},
-				CheckDestroy: resource.ComposeAggregateTestCheckFunc(live.Gone(env), lwsDeployment.Gone(env), lwsCRD.Gone(env)),
+				CheckDestroy: resource.ComposeAggregateTestCheckFunc(live.Gone(env), acctest.LWSDeployment.Gone(env), acctest.LWSCRD.Gone(env)),
 			})
 		})
 		if !ok {

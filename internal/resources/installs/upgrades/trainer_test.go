@@ -1,4 +1,4 @@
-package installs_test
+package upgrades_test
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func TestAccTrainerUpgradeWithLiveTrainJob(t *testing.T) {
 	previous, current := podrunner.TrainerPreviousVersion, podrunner.TrainerVersion
 	writeWith := func(dir, version, cpu, extra string) {
 		t.Helper()
-		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + jobSetBlock(t, "this", "") + fmt.Sprintf(`
+		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + acctest.JobSetBlock(t, "this", "") + fmt.Sprintf(`
 resource "aiplatform_trainer" "this" {
   version     = %q
   chart       = { path = %q }
@@ -52,7 +52,7 @@ resource "aiplatform_trainer" "this" {
   depends_on = [aiplatform_jobset_controller.this]
 %s
 }
-`, strings.TrimPrefix(version, "v"), trainerChartAt(t, version), cpu, extra)
+`, strings.TrimPrefix(version, "v"), acctest.TrainerChartAt(t, version), cpu, extra)
 		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ resource "aiplatform_trainer" "this" {
 	}
 	managerImage := func() string {
 		t.Helper()
-		d, err := trainerDeployment.Get(env)
+		d, err := acctest.TrainerDeployment.Get(env)
 		if err != nil || d == nil {
 			t.Fatalf("the Trainer's Deployment: %v", err)
 		}
@@ -116,7 +116,7 @@ resource "aiplatform_trainer" "this" {
 		// the destroy (remove_crds), unless a finalizer held it.
 		_ = runtimes.Delete(context.Background(), "upgrade-torch", metav1.DeleteOptions{})
 	})
-	if _, err := acctest.CreateThroughWebhooks(env, trainJobsGVR, trainJob("live", "upgrade-torch", 2)); err != nil {
+	if _, err := acctest.CreateThroughWebhooks(env, acctest.TrainJobsGVR, acctest.TrainJob("live", "upgrade-torch", 2)); err != nil {
 		t.Fatal(err)
 	}
 	pods := acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=live"}
@@ -127,11 +127,11 @@ resource "aiplatform_trainer" "this" {
 	uids := func() map[string]string {
 		t.Helper()
 		out := map[string]string{}
-		tj, err := env.Dynamic.Resource(trainJobsGVR).Namespace("default").Get(ctx, "live", metav1.GetOptions{})
+		tj, err := env.Dynamic.Resource(acctest.TrainJobsGVR).Namespace("default").Get(ctx, "live", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		js, err := env.Dynamic.Resource(jobSetsGVR).Namespace("default").Get(ctx, "live", metav1.GetOptions{})
+		js, err := env.Dynamic.Resource(acctest.JobSetsGVR).Namespace("default").Get(ctx, "live", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ resource "aiplatform_trainer" "this" {
 		t.Errorf("after the rollback the manager's image is %s, want tag %s", img, previous)
 	}
 	if err := acctest.Eventually(2*time.Minute, "the 2.2 manager alone, ready", func() (bool, string) {
-		d, err := trainerDeployment.Get(env)
+		d, err := acctest.TrainerDeployment.Get(env)
 		if err != nil || d == nil {
 			return false, fmt.Sprint(err)
 		}
@@ -252,7 +252,7 @@ resource "aiplatform_trainer" "this" {
 	}); err != nil {
 		t.Error(err)
 	}
-	if _, err := acctest.CreateThroughWebhooks(env, trainJobsGVR, trainJob("after", "upgrade-torch", 1)); err != nil {
+	if _, err := acctest.CreateThroughWebhooks(env, acctest.TrainJobsGVR, acctest.TrainJob("after", "upgrade-torch", 1)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := (acctest.Pods{Namespace: "default", Selector: "jobset.sigs.k8s.io/jobset-name=after"}).Await(env, 2*time.Minute, acctest.RunningPods(1)); err != nil {

@@ -1,4 +1,4 @@
-package installs_test
+package upgrades_test
 
 import (
 	"context"
@@ -59,7 +59,7 @@ resource "aiplatform_local_queue" "upgrade" {
 `
 	write := func(dir, version string) {
 		t.Helper()
-		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + kueueBlockAt(t, version, "") + queues + migration
+		body := "variable \"kubeconfig\" { type = string }\n" + acctest.Provider(env) + acctest.KueueBlockAt(t, version, "") + queues + migration
 		if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}

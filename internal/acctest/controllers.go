@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
@@ -30,14 +31,20 @@ var (
 	LWSCRD            = NewObject("apiextensions.k8s.io", "v1", "customresourcedefinitions", "", "leaderworkersets.leaderworkerset.x-k8s.io")
 )
 
-// JobSetChartAt is charts/jobset of a JobSet version in the module cache.
-func JobSetChartAt(t *testing.T, version string) string {
+// ModuleChart is the chart at chartDir of a module at a version, in the Go
+// module cache (downloaded on first use).
+func ModuleChart(t *testing.T, module, chartDir, version string) string {
 	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/jobset", version)
+	dir, err := testenv.ModuleDir(context.Background(), module, version)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(dir, "charts", "jobset")
+	return filepath.Join(dir, filepath.FromSlash(chartDir))
+}
+
+// JobSetChartAt is charts/jobset of a JobSet version in the module cache.
+func JobSetChartAt(t *testing.T, version string) string {
+	return ModuleChart(t, catalog.JobSet.Module, catalog.JobSet.ChartDir, version)
 }
 
 // JobSetBlock is an aiplatform_jobset_controller from the module's chart.
@@ -83,12 +90,7 @@ func GangJobSet(name string, successTargets ...any) *unstructured.Unstructured {
 // TrainerChartAt is charts/kubeflow-trainer of a Trainer version in the
 // module cache (the pod runner runs the manager of the chart's image tag).
 func TrainerChartAt(t *testing.T, version string) string {
-	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "github.com/kubeflow/trainer/v2", version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "charts", "kubeflow-trainer")
+	return ModuleChart(t, catalog.Trainer.Module, catalog.Trainer.ChartDir, version)
 }
 
 // TrainJob is a TrainJob in default on the runtime named, over nodes nodes,
@@ -109,12 +111,7 @@ func TrainJob(name, runtime string, nodes int64, env ...any) *unstructured.Unstr
 // cache (every version's says 0.1.0; its image tag, "main", runs
 // testenv.LWSVersion unless image.manager.tag names another version).
 func LWSChartAt(t *testing.T, version string) string {
-	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/lws", version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "charts", "lws")
+	return ModuleChart(t, catalog.LWS.Module, catalog.LWS.ChartDir, version)
 }
 
 // LWSControllerBlock is an aiplatform_lws_controller of the module chart at
@@ -159,12 +156,7 @@ resource "aiplatform_lws_group" "g" {
 // KueueChartAt is charts/kueue of a Kueue version in the module cache (the
 // pod runner runs the manager of the chart's image tag).
 func KueueChartAt(t *testing.T, version string) string {
-	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), "sigs.k8s.io/kueue", version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "charts", "kueue")
+	return ModuleChart(t, catalog.KueueModule, catalog.KueueChartDir, version)
 }
 
 // KueueBlockAt is an aiplatform_kueue from the module's chart of a version.

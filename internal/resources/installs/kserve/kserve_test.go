@@ -1,9 +1,7 @@
 package kserve_test
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/catalog"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
@@ -32,12 +31,7 @@ func kserveChart(t *testing.T) string { return kserveChartAt(t, podrunner.KServe
 
 // kserveChartAt is KServe's resources chart of a version in the module cache.
 func kserveChartAt(t *testing.T, version string) string {
-	t.Helper()
-	dir, err := testenv.ModuleDir(context.Background(), podrunner.KServeModule, version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "charts", "kserve-resources")
+	return acctest.ModuleChart(t, podrunner.KServeModule, catalog.KServe.ChartDir, version)
 }
 
 func kserveBlock(t *testing.T, name, extra string) string {

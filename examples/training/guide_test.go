@@ -74,7 +74,7 @@ func (p platform) guideTrainJob(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	job := trainJob{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	job := acctest.QueuedTrainJob{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	// The preemption scenario's TrainJob of the same name may still be
 	// going away; a webhook that just started may refuse once.
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
@@ -90,7 +90,7 @@ func (p platform) guideTrainJob(t *testing.T) {
 		policy := metav1.DeletePropagationBackground
 		_ = env.Dynamic.Resource(trainJobs).Namespace(job.Namespace).Delete(context.Background(), job.Name, metav1.DeleteOptions{PropagationPolicy: &policy})
 	})
-	st := job.Eventually(t, env, "admitted as one gang with its 2 pods", 3*time.Minute, func(s trainJobState) bool {
+	st := job.Eventually(t, env, "admitted as one gang with its 2 pods", 3*time.Minute, func(s acctest.TrainJobState) bool {
 		return !s.Suspended && s.Admitted == 2 && len(s.Pods) == 2
 	})
 	master := job.Name + "-node-0-0." + job.Name

@@ -118,10 +118,10 @@ func TestAccTrainingExample(t *testing.T) {
 //     still there, and the preemption used none of the JobSet's restarts.
 func (p platform) survivesPreemption(t *testing.T) {
 	env := acctest.Env(t)
-	job := trainJob{Namespace: p.Namespace, Name: "llm-pretrain", Runtime: p.Runtime, Queue: p.Queue, Priority: "training-long"}
+	job := acctest.QueuedTrainJob{Namespace: p.Namespace, Name: "llm-pretrain", Runtime: p.Runtime, Queue: p.Queue, Priority: "training-long"}
 	submitted := time.Now()
 	job.Submit(t, env)
-	first := job.Eventually(t, env, "admitted as one gang, both pods running", 3*time.Minute, func(s trainJobState) bool {
+	first := job.Eventually(t, env, "admitted as one gang, both pods running", 3*time.Minute, func(s acctest.TrainJobState) bool {
 		return !s.Suspended && s.Admitted == 2 && len(s.Pods) == 2 && s.Running == 2
 	})
 	t.Logf("TIMING: TrainJob submitted → 2 pods Running %s; terraform apply start → TrainJob pods Running %s",
@@ -134,7 +134,7 @@ func (p platform) survivesPreemption(t *testing.T) {
 
 	short := acctest.Job{Namespace: p.Namespace, Name: "eval-short", Queue: p.Queue, Priority: "short", Pods: 1, GPUsPerPod: 8, RunFor: 20 * time.Second}
 	short.Submit(t, env)
-	job.Eventually(t, env, "preempted: suspended, pods gone", time.Minute, func(s trainJobState) bool {
+	job.Eventually(t, env, "preempted: suspended, pods gone", time.Minute, func(s acctest.TrainJobState) bool {
 		return s.Suspended && len(s.Pods) == 0 && s.Evictions > 0
 	})
 	// Until the short job completes, 8 of the queue's 16 GPUs are free: not
@@ -160,7 +160,7 @@ func (p platform) survivesPreemption(t *testing.T) {
 		t.Error("the short job was never seen running")
 	}
 
-	again := job.Eventually(t, env, "re-admitted after the short job, both pods running", 3*time.Minute, func(s trainJobState) bool {
+	again := job.Eventually(t, env, "re-admitted after the short job, both pods running", 3*time.Minute, func(s acctest.TrainJobState) bool {
 		return !s.Suspended && s.Admitted == 2 && len(s.Pods) == 2 && s.Running == 2
 	})
 	if old, now := podUIDs(first.Pods), podUIDs(again.Pods); slices.ContainsFunc(now, func(uid string) bool { return slices.Contains(old, uid) }) {
@@ -169,7 +169,7 @@ func (p platform) survivesPreemption(t *testing.T) {
 	checkMountsClaim(t, again.Pods, p.Claim, p.MountPath, "CHECKPOINT_DIR")
 	// Preemption suspends the group; it is not a failure, and uses none of
 	// the restarts failure_policy.max_restarts allows.
-	if n := job.jobSetRestarts(t, env); n != 0 {
+	if n := jobSetRestarts(t, env, job); n != 0 {
 		t.Errorf("after preemption the JobSet counts %d restarts, want 0", n)
 	}
 	if v, d := claimDir(t, env, p.Namespace, p.Claim); v != volume || d != dir {
@@ -190,16 +190,16 @@ func (p platform) survivesPreemption(t *testing.T) {
 // a 16-GPU job of the same queue is admitted afterwards.
 func (p platform) boundedRetries(t *testing.T) {
 	env := acctest.Env(t)
-	job := trainJob{Namespace: p.Namespace, Name: "oom-at-step", Runtime: p.Runtime, Queue: p.Queue, Priority: "training-long",
+	job := acctest.QueuedTrainJob{Namespace: p.Namespace, Name: "oom-at-step", Runtime: p.Runtime, Queue: p.Queue, Priority: "training-long",
 		PodAnnotations: map[string]string{testenv.PodCompleteDelayAnnotation: "1s", testenv.PodFailAnnotation: "CUDA error: out of memory"}}
 	job.Submit(t, env)
-	waitFor(t, 3*time.Minute, "TrainJob oom-at-step Failed", func() bool { return job.condition(t, env, "Failed") })
-	if n := job.jobSetRestarts(t, env); n != 3 {
+	waitFor(t, 3*time.Minute, "TrainJob oom-at-step Failed", func() bool { return trainJobCondition(t, env, job, "Failed") })
+	if n := jobSetRestarts(t, env, job); n != 3 {
 		t.Errorf("the failed JobSet counts %d restarts, want 3 (failure_policy.max_restarts)", n)
 	}
-	next := trainJob{Namespace: p.Namespace, Name: "after-oom", Runtime: p.Runtime, Queue: p.Queue, Priority: "training-long"}
+	next := acctest.QueuedTrainJob{Namespace: p.Namespace, Name: "after-oom", Runtime: p.Runtime, Queue: p.Queue, Priority: "training-long"}
 	next.Submit(t, env)
-	next.Eventually(t, env, "admitted once the failed job has released its GPUs", 2*time.Minute, func(s trainJobState) bool {
+	next.Eventually(t, env, "admitted once the failed job has released its GPUs", 2*time.Minute, func(s acctest.TrainJobState) bool {
 		return !s.Suspended && s.Admitted == 2 && s.Running == 2
 	})
 }

@@ -115,10 +115,11 @@ func EnsureBinaries(ctx context.Context, log io.Writer, components ...Component)
 }
 
 // EnsureAllBinaries builds (or finds cached) every binary testenv knows,
-// every version of each (`testenv build`): both Kueue managers, for one.
+// every version of each (`testenv build`): both Kueue managers, for one,
+// and the Pulumi CLI with its YAML language host (examples/pulumi).
 // EnsureBinaries(AllComponents()...) would build one spec per name.
 func EnsureAllBinaries(ctx context.Context, log io.Writer) (Binaries, error) {
-	return ensureSpecs(ctx, log, append(baseSpecs(), podrunner.AllSpecs()...)...)
+	return ensureSpecs(ctx, log, append(append(baseSpecs(), podrunner.AllSpecs()...), binaries.PulumiCLI)...)
 }
 
 // ensureSpecs is EnsureBinaries of specs: the paths are keyed by binary name

@@ -47,8 +47,8 @@ type Spec struct {
 	LDFlags   string
 	Install   bool
 	ColdBuild string // rough cold build time on a 2-core machine, shown while building
-	// BuildsAlso are other main packages of the same Module and Version
-	// that the same `go build` builds (Module set, Install false): one
+	// BuildsAlso are other main packages of the same module (Module and
+	// Version, or Dir) that the same `go build` builds (Install false): one
 	// invocation compiles their shared dependencies once and in parallel
 	// (KServe's manager and its LLMInferenceService controller share
 	// nearly all of theirs). Building this Spec also caches each of them
@@ -225,7 +225,8 @@ func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 		if s.LDFlags != "" {
 			args = append(args, "-ldflags", s.LDFlags)
 		}
-		cmd := exec.CommandContext(ctx, "go", append(args, "-o", out, s.Package)...)
+		pkgs, out := s.packages(out)
+		cmd := exec.CommandContext(ctx, "go", append(append(args, "-o", out), pkgs...)...)
 		dir := s.Dir
 		if dir == "" {
 			dir = "tools"
@@ -243,20 +244,26 @@ func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 		if err != nil {
 			return nil, err
 		}
-		pkgs := []string{s.Package}
-		if len(s.BuildsAlso) > 0 {
-			// Several main packages: -o names a directory, in which each
-			// binary is named after its package's last element.
-			out = filepath.Dir(out) + string(filepath.Separator)
-			for _, also := range s.BuildsAlso {
-				pkgs = append(pkgs, also.Package)
-			}
-		}
+		pkgs, out := s.packages(out)
 		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-ldflags", s.LDFlags, "-o", out}, pkgs...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
 		return cmd, nil
 	}
+}
+
+// packages are the main packages one `go build` of s builds, and its -o:
+// with BuildsAlso, a directory in which each binary is named after its
+// package's last element.
+func (s Spec) packages(out string) ([]string, string) {
+	pkgs := []string{s.Package}
+	if len(s.BuildsAlso) == 0 {
+		return pkgs, out
+	}
+	for _, also := range s.BuildsAlso {
+		pkgs = append(pkgs, also.Package)
+	}
+	return pkgs, filepath.Dir(out) + string(filepath.Separator)
 }
 
 // build builds one binary into dst: into a temporary name first, renamed

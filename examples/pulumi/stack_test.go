@@ -1,0 +1,143 @@
+package pulumi_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
+)
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+// pulumiBin is a directory with what a Pulumi user has on PATH: the CLI and
+// its YAML language host (built once, cached by version), and the provider
+// plugin pulumi-resource-aiplatform, built from pulumi/ for this test binary.
+// Pulumi finds a plugin on PATH before its plugin cache, so no
+// `pulumi plugin install` (and no network) is needed.
+func pulumiBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() { binDir, binErr = buildPulumiBin() })
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binDir
+}
+
+func buildPulumiBin() (string, error) {
+	ctx := context.Background()
+	repo, err := testenv.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cli, err := binaries.Ensure(ctx, os.Stderr, binaries.PulumiCLI)
+	if err != nil {
+		return "", err
+	}
+	host, err := binaries.Path(binaries.PulumiCLI.BuildsAlso[0])
+	if err != nil {
+		return "", err
+	}
+	// bin/ of the repository (git-ignored), as acctest's provider build;
+	// test packages take turns at it.
+	dir := filepath.Join(repo, "bin", "pulumi")
+	release, err := process.MachineLock(ctx, "pulumi-build", nil)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "pulumi-resource-aiplatform"), "./cmd/pulumi-resource-aiplatform")
+	build.Dir = filepath.Join(repo, "pulumi")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building pulumi-resource-aiplatform: %v\n%s", err, out)
+	}
+	for name, target := range map[string]string{"pulumi": cli[binaries.PulumiCLI.Name], "pulumi-language-yaml": host} {
+		link := filepath.Join(dir, name)
+		_ = os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// stack is a copy of a Pulumi program of examples/pulumi with a stack of
+// its own: state in a local file backend, its own PULUMI_HOME, the cluster's
+// kubeconfig as aiplatform:configPath. Nothing reaches the network.
+type stack struct {
+	bin string // pulumiBin
+	dir string
+	env []string
+}
+
+func newStack(t *testing.T, env *testenv.Env, program string) *stack {
+	t.Helper()
+	bin := pulumiBin(t)
+	dir := filepath.Join(t.TempDir(), program)
+	if err := os.CopyFS(dir, os.DirFS(program)); err != nil {
+		t.Fatal(err)
+	}
+	state, home := t.TempDir(), t.TempDir()
+	s := &stack{bin: bin, dir: dir, env: append(os.Environ(),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PULUMI_HOME="+home,
+		"PULUMI_BACKEND_URL=file://"+state,
+		"PULUMI_CONFIG_PASSPHRASE=",
+		"PULUMI_SKIP_UPDATE_CHECK=true",
+		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true",
+		"PULUMI_DISABLE_REGISTRY_RESOLVE=true",
+		"PULUMI_SKIP_CONFIRMATIONS=true",
+		"PULUMI_DIY_BACKEND_NO_LEGACY_WARNING=true",
+		"NO_COLOR=1",
+	)}
+	s.must(t, "stack", "init", "test")
+	s.must(t, "config", "set", "aiplatform:configPath", env.Kubeconfig)
+	return s
+}
+
+// run runs pulumi in the program's directory; the error carries the output.
+func (s *stack) run(args ...string) (string, error) {
+	args = append(args, "--non-interactive", "--color", "never")
+	cmd := exec.Command(filepath.Join(s.bin, "pulumi"), args...)
+	cmd.Dir, cmd.Env = s.dir, s.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("pulumi %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String(), nil
+}
+
+func (s *stack) must(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := s.run(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// fails runs pulumi and returns its output, failing the test if it exits 0.
+func (s *stack) fails(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := s.run(args...)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("pulumi %s: want a non-zero exit, got %v:\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}

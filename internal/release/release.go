@@ -50,15 +50,16 @@ var (
 )
 
 // SnapshotConfig is the release configuration restricted to the given
-// targets ("linux_amd64"), writing into dist: the same archives, names,
-// sums and manifest, for fewer platforms.
+// targets ("linux_amd64") in every build (the Terraform provider's and the
+// Pulumi plugin's), writing into dist: the same archives, names, sums and
+// manifest, for fewer platforms.
 func SnapshotConfig(repo, dist string, targets ...string) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(repo, Config))
 	if err != nil {
 		return nil, err
 	}
-	if len(targetsLine.FindAll(b, -1)) != 1 || len(distLine.FindAll(b, -1)) != 1 {
-		return nil, fmt.Errorf("%s: want exactly one `targets:` line and one `dist:` line to restrict the snapshot", Config)
+	if len(targetsLine.FindAll(b, -1)) == 0 || len(distLine.FindAll(b, -1)) != 1 {
+		return nil, fmt.Errorf("%s: want a `targets:` line per build and one `dist:` line to restrict the snapshot", Config)
 	}
 	list := "["
 	for i, t := range targets {

@@ -1,9 +1,11 @@
 package release
 
 import (
+	"archive/tar"
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +74,7 @@ func TestSnapshotConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^\s*targets: \[linux_arm64\]$`).Match(got) || !bytes.Contains(got, []byte(`dist: "/tmp/x y"`)) {
+	if len(regexp.MustCompile(`(?m)^\s*targets: \[linux_arm64\]$`).FindAll(got, -1)) != 2 || !bytes.Contains(got, []byte(`dist: "/tmp/x y"`)) {
 		t.Fatalf("snapshot config:\n%s", got)
 	}
 	if bytes.Contains(got, []byte("darwin_amd64")) {
@@ -184,6 +187,7 @@ func snapshot(t *testing.T) release {
 		t.Fatalf("want one archive for %s in %s, got %v", HostTarget(), dist, zips)
 	}
 	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(zips[0]), Project+"_"), "_"+HostTarget()+".zip")
+	checkPulumiArchive(t, filepath.Join(dist, "pulumi-resource-aiplatform-v"+version+"-"+runtime.GOOS+"-"+runtime.GOARCH+".tar.gz"))
 	t.Logf("snapshot %s built in %s", version, time.Since(start).Round(time.Second))
 	return release{dist: dist, archive: zips[0], version: version}
 }
@@ -392,4 +396,35 @@ func (s *recordingAPIServer) agents() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.ua...)
+}
+
+// checkPulumiArchive checks the Pulumi plugin's archive beside the zips: the
+// plugin binary alone at its root, as `pulumi plugin install resource
+// aiplatform <version> --file <archive>` takes it.
+func checkPulumiArchive(t *testing.T, archive string) {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatalf("the Pulumi plugin's archive: %v", err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+	}
+	if want := "pulumi-resource-aiplatform"; len(names) != 1 || names[0] != want {
+		t.Fatalf("%s holds %v, want [%s]", filepath.Base(archive), names, want)
+	}
 }

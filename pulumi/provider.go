@@ -42,7 +42,7 @@ func Provider(version string) bridge.ProviderInfo {
 		Version:           version,
 		DisplayName:       "AI Platform",
 		Publisher:         "aiplatform",
-		Description:       "A shared GPU platform on Kubernetes: Kueue quotas that follow the GPUs the nodes have, training and serving controllers, checkpoint stores and plan-time checks.",
+		Description:       "A shared GPU platform on Kubernetes: Kueue quotas that follow the GPUs the nodes have, training and serving controllers, checkpoint stores and plan-time checks",
 		Keywords:          []string{"kubernetes", "kueue", "gpu", "training", "serving", "category/infrastructure"},
 		License:           "MPL-2.0",
 		Homepage:          "https://github.com/aiplatform/terraform-provider-aiplatform",

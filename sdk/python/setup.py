@@ -21,7 +21,7 @@ def readme():
 setup(name='pulumi_aiplatform',
       python_requires='>=3.9',
       version=VERSION,
-      description="A shared GPU platform on Kubernetes: Kueue quotas that follow the GPUs the nodes have, training and serving controllers, checkpoint stores and plan-time checks.",
+      description="A shared GPU platform on Kubernetes: Kueue quotas that follow the GPUs the nodes have, training and serving controllers, checkpoint stores and plan-time checks",
       long_description=readme(),
       long_description_content_type='text/markdown',
       keywords='kubernetes kueue gpu training serving category/infrastructure',

@@ -5,12 +5,15 @@
 package pulumi_test
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -153,6 +156,72 @@ func TestAccPulumiPrograms(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("the README's program, with the plugin installed from an archive laid out as the release's", func(t *testing.T) {
+		// No plugin on PATH: Pulumi takes the one `pulumi plugin install
+		// --file` put in the stack's PULUMI_HOME, from a .tar.gz holding the
+		// binary at its root (what internal/release checks of the release's).
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), readmeProgram(t), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		readme := newStackOn(t, env, dir)
+		readme.must(t, "plugin", "install", "resource", "aiplatform", "v0.0.1", "--file", pluginArchive(t))
+		readme.must(t, "up", "--yes")
+		readme.must(t, "preview", "--expect-no-changes")
+		if _, err := env.Dynamic.Resource(clusterQueues).Get(context.Background(), "cluster-queue", metav1.GetOptions{}); err != nil {
+			t.Fatalf("the README program's ClusterQueue: %v", err)
+		}
+		readme.must(t, "destroy", "--yes")
+	})
+}
+
+// readmeProgram is the Pulumi YAML program of README.md's Pulumi section
+// (its first yaml block).
+func readmeProgram(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "\n## Pulumi\n")
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed || !strings.Contains(block, "runtime: yaml") {
+		t.Fatal("README.md: no Pulumi YAML program in its Pulumi section")
+	}
+	return []byte(block)
+}
+
+// pluginArchive packs the built plugin as the release does: the binary
+// alone at the archive's root.
+func pluginArchive(t *testing.T) string {
+	t.Helper()
+	bin, err := os.ReadFile(filepath.Join(pulumiBin(t).Plugin, "pulumi-resource-aiplatform"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "pulumi-resource-aiplatform-v0.0.1-linux-amd64.tar.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	if err := tw.WriteHeader(&tar.Header{Name: "pulumi-resource-aiplatform", Mode: 0o755, Size: int64(len(bin)), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // nothingCreated fails the test if any object of the training program is in
@@ -167,7 +236,6 @@ func nothingCreated(t *testing.T, env *testenv.Env) {
 	for _, d := range deployments.Items {
 		t.Errorf("Deployment %s/%s exists after a refused preview", d.Namespace, d.Name)
 	}
-	_ = appsv1.Deployment{}
 	if _, err := env.Client.CoreV1().PersistentVolumeClaims("default").Get(ctx, "llm-checkpoints", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the checkpoint claim after a refused preview: %v, want NotFound", err)
 	}

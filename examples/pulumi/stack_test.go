@@ -19,60 +19,65 @@ import (
 
 var (
 	binOnce sync.Once
-	binDir  string
+	bins    pulumiBins
 	binErr  error
 )
 
-// pulumiBin is a directory with what a Pulumi user has on PATH: the CLI and
-// its YAML language host (built once, cached by version), and the provider
-// plugin pulumi-resource-aiplatform, built from pulumi/ for this test binary.
-// Pulumi finds a plugin on PATH before its plugin cache, so no
-// `pulumi plugin install` (and no network) is needed.
-func pulumiBin(t *testing.T) string {
+// pulumiBins are two directories: what a Pulumi user has on PATH, the CLI
+// and its YAML language host (built once, cached by version); and the
+// provider plugin pulumi-resource-aiplatform, built from pulumi/ for this
+// test binary. Pulumi finds a plugin on PATH before its plugin cache, so no
+// `pulumi plugin install` (and no network) is needed with Plugin on PATH.
+type pulumiBins struct{ CLI, Plugin string }
+
+func pulumiBin(t *testing.T) pulumiBins {
 	t.Helper()
-	binOnce.Do(func() { binDir, binErr = buildPulumiBin() })
+	binOnce.Do(func() { bins, binErr = buildPulumiBins() })
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
-	return binDir
+	return bins
 }
 
-func buildPulumiBin() (string, error) {
+func buildPulumiBins() (pulumiBins, error) {
 	ctx := context.Background()
 	repo, err := testenv.RepoRoot()
 	if err != nil {
-		return "", err
+		return pulumiBins{}, err
 	}
 	cli, err := binaries.Ensure(ctx, os.Stderr, binaries.PulumiCLI)
 	if err != nil {
-		return "", err
+		return pulumiBins{}, err
 	}
 	host, err := binaries.Path(binaries.PulumiCLI.BuildsAlso[0])
 	if err != nil {
-		return "", err
+		return pulumiBins{}, err
 	}
 	// bin/ of the repository (git-ignored), as acctest's provider build;
 	// test packages take turns at it.
-	dir := filepath.Join(repo, "bin", "pulumi")
+	b := pulumiBins{CLI: filepath.Join(repo, "bin", "pulumi", "cli"), Plugin: filepath.Join(repo, "bin", "pulumi", "plugin")}
 	release, err := process.MachineLock(ctx, "pulumi-build", nil)
 	if err != nil {
-		return "", err
+		return b, err
 	}
 	defer release()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "pulumi-resource-aiplatform"), "./cmd/pulumi-resource-aiplatform")
+	build := exec.Command("go", "build", "-o", filepath.Join(b.Plugin, "pulumi-resource-aiplatform"), "./cmd/pulumi-resource-aiplatform")
 	build.Dir = filepath.Join(repo, "pulumi")
 	build.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building pulumi-resource-aiplatform: %v\n%s", err, out)
+		return b, fmt.Errorf("building pulumi-resource-aiplatform: %v\n%s", err, out)
+	}
+	if err := os.MkdirAll(b.CLI, 0o755); err != nil {
+		return b, err
 	}
 	for name, target := range map[string]string{"pulumi": cli[binaries.PulumiCLI.Name], "pulumi-language-yaml": host} {
-		link := filepath.Join(dir, name)
+		link := filepath.Join(b.CLI, name)
 		_ = os.Remove(link)
 		if err := os.Symlink(target, link); err != nil {
-			return "", err
+			return b, err
 		}
 	}
-	return dir, nil
+	return b, nil
 }
 
 // stack is a copy of a Pulumi program of examples/pulumi with a stack of
@@ -86,14 +91,22 @@ type stack struct {
 
 func newStack(t *testing.T, env *testenv.Env, program string) *stack {
 	t.Helper()
-	bin := pulumiBin(t)
-	dir := filepath.Join(t.TempDir(), program)
-	if err := os.CopyFS(dir, os.DirFS(program)); err != nil {
+	return newStackOn(t, env, program, pulumiBin(t).Plugin)
+}
+
+// newStackOn is newStack of the program in directory src with the
+// directories path before the CLI's on PATH (none: the provider plugin must
+// be installed in the stack's PULUMI_HOME).
+func newStackOn(t *testing.T, env *testenv.Env, src string, path ...string) *stack {
+	t.Helper()
+	bin := pulumiBin(t).CLI
+	dir := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 	state, home := t.TempDir(), t.TempDir()
 	s := &stack{bin: bin, dir: dir, env: append(os.Environ(),
-		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PATH="+strings.Join(append(path, bin, os.Getenv("PATH")), string(os.PathListSeparator)),
 		"PULUMI_HOME="+home,
 		"PULUMI_BACKEND_URL=file://"+state,
 		"PULUMI_CONFIG_PASSPHRASE=",

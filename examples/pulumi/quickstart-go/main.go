@@ -7,6 +7,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/sdk/go/aiplatform"
+	"github.com/aiplatform/terraform-provider-aiplatform/sdk/go/aiplatform/config"
 )
 
 func main() {
@@ -45,6 +46,8 @@ func main() {
 		}
 		// Label your Jobs with kueue.x-k8s.io/queue-name = this.
 		ctx.Export("localQueue", local.Name)
+		// The cluster it went to: the provider's aiplatform:configPath.
+		ctx.Export("kubeconfig", pulumi.String(config.GetConfigPath(ctx)))
 		return nil
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -61,6 +62,7 @@ type Spec struct {
 const (
 	K8s036 = "tools/k8s-v0.36" // k8s.io v0.36, controller-runtime v0.24: Kueue 0.19, JobSet, the Trainer, LWS 0.9, the MPI Operator 0.8.2, the endpoint picker, kwok
 	K8s035 = "tools/k8s-v0.35" // k8s.io v0.35, controller-runtime v0.23: Kueue 0.17, the MPI Operator 0.8.0, the Trainer 2.2.0
+	CR022  = "tools/cr-v0.22"  // k8s.io v0.35.0, controller-runtime v0.22: KubeRay 1.6.2, JobSet 0.11.1, LWS 0.7.0
 )
 
 // FileName is the cached binary's name, e.g. "kube-apiserver-v1.36.3".
@@ -221,10 +223,7 @@ func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"build"}
-		if s.LDFlags != "" {
-			args = append(args, "-ldflags", s.LDFlags)
-		}
+		args := []string{"build", "-ldflags", s.ldflags()}
 		pkgs, out := s.packages(out)
 		cmd := exec.CommandContext(ctx, "go", append(append(args, "-o", out), pkgs...)...)
 		dir := s.Dir
@@ -245,12 +244,17 @@ func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 			return nil, err
 		}
 		pkgs, out := s.packages(out)
-		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-ldflags", s.LDFlags, "-o", out}, pkgs...)...)
+		cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-ldflags", s.ldflags(), "-o", out}, pkgs...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false")
 		return cmd, nil
 	}
 }
+
+// ldflags are the linker's flags of a build: LDFlags, and no symbol table
+// or DWARF (-s -w), which nothing here reads (a panic's trace does not need
+// them) and which take a third of a large binary's link.
+func (s Spec) ldflags() string { return strings.TrimSpace("-s -w " + s.LDFlags) }
 
 // packages are the main packages one `go build` of s builds, and its -o:
 // with BuildsAlso, a directory in which each binary is named after its

@@ -51,7 +51,7 @@ import (
 var JobSet = &Adapter{
 	Name:       "jobset",
 	Binary:     jobSetSpec(JobSetVersion, binaries.K8s036, "~3 min alone, ~1 with tools/k8s-v0.36 built"),
-	Alternates: []binaries.Spec{jobSetSpec(JobSetPreviousVersion, "", "~3 min")},
+	Alternates: []binaries.Spec{jobSetSpec(JobSetPreviousVersion, binaries.CR022, "~1 min with tools/cr-v0.22 built, ~3 alone")},
 	Image:      regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/jobset/jobset[:@]`),
 	Prepare:    prepareJobSetPod,
 	Install: Install{
@@ -73,9 +73,9 @@ var (
 )
 
 // jobSetSpec is the JobSet controller of a version: built in dir (a tools
-// module that requires that version), or alone in the module's directory
-// when dir is "" (v0.11 requires controller-runtime v0.22, which neither
-// tools module has).
+// module that requires that version: v0.11 requires controller-runtime
+// v0.22, which tools/cr-v0.22 has), or alone in the module's directory when
+// dir is "".
 func jobSetSpec(version, dir, cold string) binaries.Spec {
 	pkg := "."
 	if dir != "" {

@@ -20,11 +20,16 @@ var (
 	KubeRayPreviousVersion = "v1.5.0"
 )
 
-// kubeRaySpec is the KubeRay operator of a version, built alone in its
-// module's directory: it requires controller-runtime v0.22, which neither
-// tools module has (main.go is at the module root).
-func kubeRaySpec(version string) binaries.Spec {
-	return binaries.Spec{Name: "kuberay-operator", Version: version, Module: KubeRayModule, Package: ".", ColdBuild: "~2-6 min"}
+// kubeRaySpec is the KubeRay operator of a version (it requires
+// controller-runtime v0.22): built in dir, a module of the repository that
+// requires that version (tools/cr-v0.22), or alone in the module's
+// directory when dir is "" (main.go is at the module root).
+func kubeRaySpec(version, dir, cold string) binaries.Spec {
+	pkg := "."
+	if dir != "" {
+		pkg = KubeRayModule
+	}
+	return binaries.Spec{Name: "kuberay-operator", Version: version, Module: KubeRayModule, Package: pkg, Dir: dir, ColdBuild: cold}
 }
 
 // KubeRay runs the KubeRay operator of a pod from KubeRay's chart (or
@@ -51,8 +56,8 @@ func kubeRaySpec(version string) binaries.Spec {
 // operator's other servers are off by default.
 var KubeRay = &Adapter{
 	Name:       "kuberay",
-	Binary:     kubeRaySpec(KubeRayVersion),
-	Alternates: []binaries.Spec{kubeRaySpec(KubeRayPreviousVersion)},
+	Binary:     kubeRaySpec(KubeRayVersion, binaries.CR022, "~1 min with tools/cr-v0.22 built, ~2-6 alone"),
+	Alternates: []binaries.Spec{kubeRaySpec(KubeRayPreviousVersion, "", "~2-6 min")},
 	Image:      regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
 	Prepare:    prepareKubeRayPod,
 	Install: Install{

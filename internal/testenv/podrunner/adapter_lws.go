@@ -67,7 +67,7 @@ func lwsSpec(version, dir, cold string) binaries.Spec {
 var LWS = &Adapter{
 	Name:       "lws",
 	Binary:     lwsSpec(LWSVersion, binaries.K8s036, "~1 min with tools/k8s-v0.36 built, ~5 alone"),
-	Alternates: []binaries.Spec{lwsSpec(LWSPreviousVersion, "", "~2-6 min")},
+	Alternates: []binaries.Spec{lwsSpec(LWSPreviousVersion, binaries.CR022, "~1 min with tools/cr-v0.22 built, ~2-6 alone")},
 	Image:      regexp.MustCompile(`^(registry\.k8s\.io|us-central1-docker\.pkg\.dev/k8s-staging-images)/lws/lws[:@]`),
 	Prepare:    prepareLWSPod,
 	Install: Install{

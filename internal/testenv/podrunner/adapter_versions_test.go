@@ -22,8 +22,8 @@ func TestVersionByImageTag(t *testing.T) {
 		dir     string // where the previous version is built
 	}{
 		{adapter: KubeRay, repo: "quay.io/kuberay/operator"},
-		{adapter: JobSet, repo: "us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset"},
-		{adapter: LWS, repo: "registry.k8s.io/lws/lws"},
+		{adapter: JobSet, repo: "us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset", dir: binaries.CR022},
+		{adapter: LWS, repo: "registry.k8s.io/lws/lws", dir: binaries.CR022},
 		{adapter: Trainer, repo: "ghcr.io/kubeflow/trainer/trainer-controller-manager", dir: binaries.K8s035},
 		{adapter: MPIOperator, repo: "mpioperator/mpi-operator", noV: true, dir: binaries.K8s035},
 		{adapter: KServe, repo: "kserve/kserve-controller"},

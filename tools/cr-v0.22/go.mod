@@ -3,7 +3,8 @@
 // LWS 0.7.0, which the upgrade tests start from), in one module so that the
 // dependencies they share are compiled once (each built alone took 1–2 min
 // cold); see ../k8s-v0.36/go.mod. KubeRay 1.5.0 (also controller-runtime
-// v0.22) is another version of a module this one requires: it builds alone.
+// v0.22) is another version of a module this one requires: it builds in
+// ../kuberay-v1.5, with these versions of everything else.
 module github.com/aiplatform/terraform-provider-aiplatform/tools/cr-v0.22
 
 go 1.25.0

@@ -60,9 +60,10 @@ type Spec struct {
 // The modules of the repository that build the controllers of one
 // Kubernetes generation (Spec.Dir).
 const (
-	K8s036 = "tools/k8s-v0.36" // k8s.io v0.36, controller-runtime v0.24: Kueue 0.19, JobSet, the Trainer, LWS 0.9, the MPI Operator 0.8.2, the endpoint picker, kwok
-	K8s035 = "tools/k8s-v0.35" // k8s.io v0.35, controller-runtime v0.23: Kueue 0.17, the MPI Operator 0.8.0, the Trainer 2.2.0
-	CR022  = "tools/cr-v0.22"  // k8s.io v0.35.0, controller-runtime v0.22: KubeRay 1.6.2, JobSet 0.11.1, LWS 0.7.0
+	K8s036    = "tools/k8s-v0.36"    // k8s.io v0.36, controller-runtime v0.24: Kueue 0.19, JobSet, the Trainer, LWS 0.9, the MPI Operator 0.8.2, the endpoint picker, kwok
+	K8s035    = "tools/k8s-v0.35"    // k8s.io v0.35, controller-runtime v0.23: Kueue 0.17, the MPI Operator 0.8.0, the Trainer 2.2.0
+	CR022     = "tools/cr-v0.22"     // k8s.io v0.35.0, controller-runtime v0.22: KubeRay 1.6.2, JobSet 0.11.1, LWS 0.7.0
+	KubeRay15 = "tools/kuberay-v1.5" // KubeRay 1.5.0 with tools/cr-v0.22's versions of the rest
 )
 
 // FileName is the cached binary's name, e.g. "kube-apiserver-v1.36.3".

@@ -22,8 +22,8 @@ var (
 
 // kubeRaySpec is the KubeRay operator of a version (it requires
 // controller-runtime v0.22): built in dir, a module of the repository that
-// requires that version (tools/cr-v0.22), or alone in the module's
-// directory when dir is "" (main.go is at the module root).
+// requires that version (tools/cr-v0.22, tools/kuberay-v1.5), or alone in
+// the module's directory when dir is "" (main.go is at the module root).
 func kubeRaySpec(version, dir, cold string) binaries.Spec {
 	pkg := "."
 	if dir != "" {
@@ -57,7 +57,7 @@ func kubeRaySpec(version, dir, cold string) binaries.Spec {
 var KubeRay = &Adapter{
 	Name:       "kuberay",
 	Binary:     kubeRaySpec(KubeRayVersion, binaries.CR022, "~1 min with tools/cr-v0.22 built, ~2-6 alone"),
-	Alternates: []binaries.Spec{kubeRaySpec(KubeRayPreviousVersion, "", "~2-6 min")},
+	Alternates: []binaries.Spec{kubeRaySpec(KubeRayPreviousVersion, binaries.KubeRay15, "~20 s with tools/cr-v0.22 built, ~2-6 min alone")},
 	Image:      regexp.MustCompile(`^((docker\.io/)?kuberay|quay\.io/kuberay)/operator[:@]`),
 	Prepare:    prepareKubeRayPod,
 	Install: Install{

@@ -21,7 +21,7 @@ func TestVersionByImageTag(t *testing.T) {
 		noV     bool   // the project's tags have no leading v
 		dir     string // where the previous version is built
 	}{
-		{adapter: KubeRay, repo: "quay.io/kuberay/operator"},
+		{adapter: KubeRay, repo: "quay.io/kuberay/operator", dir: binaries.KubeRay15},
 		{adapter: JobSet, repo: "us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset", dir: binaries.CR022},
 		{adapter: LWS, repo: "registry.k8s.io/lws/lws", dir: binaries.CR022},
 		{adapter: Trainer, repo: "ghcr.io/kubeflow/trainer/trainer-controller-manager", dir: binaries.K8s035},

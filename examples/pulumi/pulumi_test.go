@@ -45,16 +45,11 @@ var clusterQueues = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version
 func TestAccPulumiPrograms(t *testing.T) {
 	env := acctest.Env(t)
 	training := newStack(t, env, "training")
-	for key, version := range map[string]string{"kueueChart": "v0.17.0", "jobsetChart": "v0.12.0", "trainerChart": "v2.3.0"} {
-		var dir string
-		switch key {
-		case "kueueChart":
-			dir = acctest.KueueChartAt(t, version)
-		case "jobsetChart":
-			dir = acctest.JobSetChartAt(t, version)
-		default:
-			dir = acctest.TrainerChartAt(t, version)
-		}
+	for key, dir := range map[string]string{
+		"kueueChart":   acctest.KueueChartAt(t, "v0.17.0"),
+		"jobsetChart":  acctest.JobSetChartAt(t, "v0.12.0"),
+		"trainerChart": acctest.TrainerChartAt(t, "v2.3.0"),
+	} {
 		training.must(t, "config", "set", "--path", key+".path", dir)
 	}
 

@@ -49,10 +49,6 @@ func buildPulumiBins() (pulumiBins, error) {
 	if err != nil {
 		return pulumiBins{}, err
 	}
-	host, err := binaries.Path(binaries.PulumiCLI.BuildsAlso[0])
-	if err != nil {
-		return pulumiBins{}, err
-	}
 	// bin/ of the repository (git-ignored), as acctest's provider build;
 	// test packages take turns at it.
 	b := pulumiBins{CLI: filepath.Join(repo, "bin", "pulumi", "cli"), Plugin: filepath.Join(repo, "bin", "pulumi", "plugin")}
@@ -70,7 +66,7 @@ func buildPulumiBins() (pulumiBins, error) {
 	if err := os.MkdirAll(b.CLI, 0o755); err != nil {
 		return b, err
 	}
-	for name, target := range map[string]string{"pulumi": cli[binaries.PulumiCLI.Name], "pulumi-language-yaml": host} {
+	for name, target := range map[string]string{"pulumi": cli[binaries.PulumiCLI.Name], "pulumi-language-yaml": cli[binaries.PulumiCLI.BuildsAlso[0].Name]} {
 		link := filepath.Join(b.CLI, name)
 		_ = os.Remove(link)
 		if err := os.Symlink(target, link); err != nil {

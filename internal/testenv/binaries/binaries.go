@@ -107,6 +107,12 @@ func EnsureFor(ctx context.Context, log io.Writer, purpose string, specs ...Spec
 			continue
 		}
 		bins[s.Key()] = p
+		for _, also := range s.BuildsAlso { // built by the same go build
+			bins[also.Key()] = filepath.Join(dir, also.FileName())
+			if _, ok := bins[also.Name]; !ok {
+				bins[also.Name] = bins[also.Key()]
+			}
+		}
 		if !isFile(p) {
 			missing = append(missing, s)
 		}
@@ -120,9 +126,6 @@ func EnsureFor(ctx context.Context, log io.Writer, purpose string, specs ...Spec
 	for _, s := range missing {
 		if err := ensureOne(ctx, log, purpose, s, bins[s.Key()]); err != nil {
 			return nil, err
-		}
-		for _, also := range s.BuildsAlso {
-			bins[also.Key()] = filepath.Join(dir, also.FileName())
 		}
 	}
 	return bins, nil

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/acctest"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 var (
@@ -49,20 +49,13 @@ func buildPulumiBins() (pulumiBins, error) {
 	if err != nil {
 		return pulumiBins{}, err
 	}
-	// bin/ of the repository (git-ignored), as acctest's provider build;
-	// test packages take turns at it.
-	b := pulumiBins{CLI: filepath.Join(repo, "bin", "pulumi", "cli"), Plugin: filepath.Join(repo, "bin", "pulumi", "plugin")}
-	release, err := process.MachineLock(ctx, "pulumi-build", nil)
+	// Its own lock: the bridge compiles while other packages build the
+	// Terraform provider.
+	outs, err := acctest.BuildInRepo("pulumi-build", acctest.RepoBuild{Module: "pulumi", Pkg: "./cmd/pulumi-resource-aiplatform", Out: "bin/pulumi/plugin/pulumi-resource-aiplatform"})
 	if err != nil {
-		return b, err
+		return pulumiBins{}, err
 	}
-	defer release()
-	build := exec.Command("go", "build", "-o", filepath.Join(b.Plugin, "pulumi-resource-aiplatform"), "./cmd/pulumi-resource-aiplatform")
-	build.Dir = filepath.Join(repo, "pulumi")
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		return b, fmt.Errorf("building pulumi-resource-aiplatform: %v\n%s", err, out)
-	}
+	b := pulumiBins{CLI: filepath.Join(repo, "bin", "pulumi", "cli"), Plugin: filepath.Dir(outs[0])}
 	if err := os.MkdirAll(b.CLI, 0o755); err != nil {
 		return b, err
 	}

@@ -2,7 +2,6 @@ package acctest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // Some scenarios run the real terraform (or tofu) CLI against the built
@@ -27,35 +25,14 @@ var (
 	buildErr  error
 )
 
-// buildLock is the machine lock the builds into bin/ take (providerBinary,
-// UseSourceProviders).
-const buildLock = "acctest-build"
-
 // providerBinary builds the provider once per test binary into bin/acctest.
 func providerBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		repo, err := testenv.RepoRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		// bin/ of the repository (git-ignored), overwritten by each run,
-		// rather than a temp dir no test could remove when all are done.
-		binDir = filepath.Join(repo, "bin", "acctest")
-		// Test packages run at once (go test -p 2) share it: one builds
-		// at a time, and go build leaves a binary with the same build ID
-		// as it is (another package's terraform may be running it).
-		release, err := process.MachineLock(context.Background(), buildLock, nil)
-		if err != nil {
-			buildErr = err
-			return
-		}
-		defer release()
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "terraform-provider-aiplatform"), ".")
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building the provider: %v\n%s", err, out)
+		var outs []string
+		outs, buildErr = BuildInRepo(buildLock, RepoBuild{Module: ".", Pkg: ".", Out: "bin/acctest/terraform-provider-aiplatform"})
+		if buildErr == nil {
+			binDir = filepath.Dir(outs[0])
 		}
 	})
 	if buildErr != nil {

@@ -1,16 +1,11 @@
 package acctest
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv"
-	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/process"
 )
 
 // A `moved` block from another provider's resource needs that provider
@@ -31,25 +26,12 @@ var (
 func UseSourceProviders(t *testing.T, w *Workspace) {
 	t.Helper()
 	standinOnce.Do(func() {
-		repo, err := testenv.RepoRoot()
-		if err != nil {
-			standinErr = err
-			return
-		}
-		standinDir = filepath.Join(repo, "bin", "acctest-standin")
-		release, err := process.MachineLock(context.Background(), buildLock, nil)
-		if err != nil {
-			standinErr = err
-			return
-		}
-		defer release()
-		for _, name := range []string{"kubernetes", "helm"} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(standinDir, name, "terraform-provider-"+name), "./internal/acctest/testdata/standin")
-			cmd.Dir = repo
-			if out, err := cmd.CombinedOutput(); err != nil {
-				standinErr = fmt.Errorf("building the stand-in %s provider: %v\n%s", name, err, out)
-				return
-			}
+		var outs []string
+		outs, standinErr = BuildInRepo(buildLock,
+			RepoBuild{Module: ".", Pkg: "./internal/acctest/testdata/standin", Out: "bin/acctest-standin/kubernetes/terraform-provider-kubernetes"},
+			RepoBuild{Module: ".", Pkg: "./internal/acctest/testdata/standin", Out: "bin/acctest-standin/helm/terraform-provider-helm"})
+		if standinErr == nil {
+			standinDir = filepath.Dir(filepath.Dir(outs[0]))
 		}
 	})
 	if standinErr != nil {

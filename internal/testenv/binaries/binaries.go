@@ -31,7 +31,9 @@ import (
 //     one Kubernetes generation each (Module names the controller's module,
 //     which that go.mod requires at Version), so that one cache of compiled
 //     packages serves them all instead of each compiling client-go,
-//     controller-runtime and the rest again;
+//     controller-runtime and the rest again; the other tools modules (the
+//     constants below) take those versions, or each other's, wherever a
+//     binary's own requirements allow, for the same reason;
 //   - Install: `go install Module/Package@Version`, the module built as its
 //     own main module, with its own go.mod and without our replace directives;
 //   - otherwise `go build Package` in Module@Version's directory of the module
@@ -57,13 +59,16 @@ type Spec struct {
 	BuildsAlso []Spec
 }
 
-// The modules of the repository that build the controllers of one
-// Kubernetes generation (Spec.Dir).
+// The modules of the repository that build binaries testenv caches
+// (Spec.Dir), each so that binaries sharing dependencies compile them once.
 const (
 	K8s036    = "tools/k8s-v0.36"    // k8s.io v0.36, controller-runtime v0.24: Kueue 0.19, JobSet, the Trainer, LWS 0.9, the MPI Operator 0.8.2, the endpoint picker, kwok
 	K8s035    = "tools/k8s-v0.35"    // k8s.io v0.35, controller-runtime v0.23: Kueue 0.17, the MPI Operator 0.8.0, the Trainer 2.2.0
-	CR022     = "tools/cr-v0.22"     // k8s.io v0.35.0, controller-runtime v0.22: KubeRay 1.6.2, JobSet 0.11.1, LWS 0.7.0
+	CR022     = "tools/cr-v0.22"     // k8s.io v0.35.3, controller-runtime v0.22, the rest at tools/k8s-v0.35's versions: KubeRay 1.6.2, JobSet 0.11.1, LWS 0.7.0
 	KubeRay15 = "tools/kuberay-v1.5" // KubeRay 1.5.0 with tools/cr-v0.22's versions of the rest
+	KServe    = "tools/kserve"       // KServe 0.20.0's manager and llmisvc, with KServe's own replace directives
+	KServe019 = "tools/kserve-v0.19" // KServe 0.19.0 with tools/kserve's versions of the rest
+	CLIs      = "tools/clis"         // the Pulumi CLI, its YAML host and goreleaser: one set of cloud SDKs
 )
 
 // FileName is the cached binary's name, e.g. "kube-apiserver-v1.36.3".

@@ -26,7 +26,7 @@ func TestVersionByImageTag(t *testing.T) {
 		{adapter: LWS, repo: "registry.k8s.io/lws/lws", dir: binaries.CR022},
 		{adapter: Trainer, repo: "ghcr.io/kubeflow/trainer/trainer-controller-manager", dir: binaries.K8s035},
 		{adapter: MPIOperator, repo: "mpioperator/mpi-operator", noV: true, dir: binaries.K8s035},
-		{adapter: KServe, repo: "kserve/kserve-controller"},
+		{adapter: KServe, repo: "kserve/kserve-controller", dir: binaries.KServe019},
 	} {
 		a := c.adapter
 		if len(a.Alternates) == 0 {

@@ -17,15 +17,19 @@ import (
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 )
 
-// Goreleaser is the goreleaser the release is built with (from the Go module
-// cache, not the provider's go.mod: its dependencies are its own).
+// Goreleaser is the goreleaser the release is built with, not from the
+// provider's go.mod but from tools/clis, beside the Pulumi CLI: both are
+// built on the same cloud SDKs (AWS, Azure, Google Cloud), gRPC and
+// OpenTelemetry, which tools/clis/go.mod holds at one version each, so a
+// cold run compiles them once for both.
 var Goreleaser = binaries.Spec{
 	Name:      "goreleaser",
 	Version:   "v2.15.1",
 	Module:    "github.com/goreleaser/goreleaser/v2",
-	Package:   ".",
+	Dir:       binaries.CLIs,
+	Package:   "github.com/goreleaser/goreleaser/v2",
 	LDFlags:   "-s -w",
-	ColdBuild: "~5 min of CPU",
+	ColdBuild: "~5 min of CPU alone, less after the Pulumi CLI",
 }
 
 // Config is the release configuration, relative to the repository root.

@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/mod/modfile"
 
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/release"
+	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/binaries"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/nodes"
 	"github.com/aiplatform/terraform-provider-aiplatform/internal/testenv/podrunner"
 )
@@ -44,7 +46,7 @@ func TestSharedModuleVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := 0
-	for _, s := range append(podrunner.AllSpecs(), nodes.KwokSpec) {
+	for _, s := range append(podrunner.AllSpecs(), nodes.KwokSpec, binaries.PulumiCLI, binaries.PulumiCLI.BuildsAlso[0], release.Goreleaser) {
 		if s.Dir == "" {
 			continue
 		}

@@ -2,13 +2,13 @@ package binaries
 
 // PulumiCLI is the pulumi CLI, and beside it the YAML language host that runs
 // the Pulumi programs of examples/pulumi, built by one `go build` in
-// tools/pulumi (whose go.mod pins these versions; TestPulumiVersionsPinned
+// tools/clis (whose go.mod pins these versions; TestPulumiVersionsPinned
 // holds the two together). Only the Pulumi tests use them.
 var PulumiCLI = Spec{
 	Name:      "pulumi",
 	Version:   PulumiVersion,
 	Module:    PulumiModule,
-	Dir:       "tools/pulumi",
+	Dir:       CLIs,
 	Package:   PulumiModule + "/cmd/pulumi",
 	LDFlags:   "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=" + PulumiVersion + " -X " + PulumiYAMLModule + "/pkg/version.Version=" + PulumiYAMLVersion,
 	ColdBuild: "~6 min",
@@ -16,7 +16,7 @@ var PulumiCLI = Spec{
 		Name:    "pulumi-language-yaml",
 		Version: PulumiYAMLVersion,
 		Module:  PulumiYAMLModule,
-		Dir:     "tools/pulumi",
+		Dir:     CLIs,
 		Package: PulumiYAMLModule + "/cmd/pulumi-language-yaml",
 	}},
 }

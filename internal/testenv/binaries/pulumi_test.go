@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The CLI's versions are those tools/pulumi/go.mod builds, and those the
+// The CLI's versions are those tools/clis/go.mod builds, and those the
 // bridge (pulumi/go.mod) is built against: the CLI speaks the SDK's
 // protocol of the provider it runs.
 func TestPulumiVersionsPinned(t *testing.T) {
@@ -15,7 +15,7 @@ func TestPulumiVersionsPinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, gomod := range []string{"tools/pulumi/go.mod", "pulumi/go.mod"} {
+	for _, gomod := range []string{"tools/clis/go.mod", "pulumi/go.mod"} {
 		b, err := os.ReadFile(filepath.Join(repo, filepath.FromSlash(gomod)))
 		if err != nil {
 			t.Fatal(err)

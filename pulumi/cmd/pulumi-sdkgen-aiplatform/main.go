@@ -64,7 +64,13 @@ func run(schemaPath, out string) error {
 		dir string
 		gen func(*schema.Package) (map[string][]byte, error)
 	}{
-		{"go", func(p *schema.Package) (map[string][]byte, error) { return gogen.GeneratePackage(tool, p, nil) }},
+		{"go", func(p *schema.Package) (map[string][]byte, error) {
+			files, err := gogen.GeneratePackage(tool, p, nil)
+			if err != nil {
+				return nil, err
+			}
+			return files, splitGo(files)
+		}},
 		{"nodejs", func(p *schema.Package) (map[string][]byte, error) {
 			return nodejs.GeneratePackage(tool, p, nil, nil, false, noPackages{})
 		}},

@@ -64,8 +64,8 @@ func TestSharedModuleVersions(t *testing.T) {
 		if i < 0 || f.Require[i].Mod.Version != s.Version {
 			t.Errorf("%s: %s/go.mod does not require %s %s", s.Name, s.Dir, s.Module, s.Version)
 		}
-		if !slices.ContainsFunc(f.Tool, func(tl *modfile.Tool) bool { return tl.Path == s.Package }) {
-			t.Errorf("%s: %s/go.mod has no tool %s", s.Name, s.Dir, s.Package)
+		if !slices.ContainsFunc(f.Tool, func(tl *modfile.Tool) bool { return tl.Path == s.Target() }) {
+			t.Errorf("%s: %s/go.mod has no tool %s", s.Name, s.Dir, s.Target())
 		}
 	}
 	if shared < 7 {

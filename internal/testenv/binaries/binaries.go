@@ -46,7 +46,7 @@ type Spec struct {
 	Version   string
 	Module    string // module path; "" for the control plane's tools/ module
 	Dir       string // the repository's module that builds it ("tools/k8s-v0.36"); see above
-	Package   string // main package: an import path, or relative to the module's directory
+	Package   string // main package: an import path, or relative to Module ("./cmd"; see Target)
 	LDFlags   string
 	Install   bool
 	ColdBuild string // rough cold build time on a 2-core machine, shown while building
@@ -265,16 +265,27 @@ func command(ctx context.Context, s Spec, tmp, out string) (*exec.Cmd, error) {
 // them) and which take a third of a large binary's link.
 func (s Spec) ldflags() string { return strings.TrimSpace("-s -w " + s.LDFlags) }
 
+// Target is the package `go build` is given. In a module of the repository
+// (Dir) that is an import path: a Package relative to the binary's module
+// ("." or "./cmd", as it is given to a build alone in that module's
+// directory) is resolved against Module.
+func (s Spec) Target() string {
+	if s.Dir != "" && s.Module != "" && (s.Package == "." || strings.HasPrefix(s.Package, "./")) {
+		return s.Module + strings.TrimPrefix(s.Package, ".")
+	}
+	return s.Package
+}
+
 // packages are the main packages one `go build` of s builds, and its -o:
 // with BuildsAlso, a directory in which each binary is named after its
 // package's last element.
 func (s Spec) packages(out string) ([]string, string) {
-	pkgs := []string{s.Package}
+	pkgs := []string{s.Target()}
 	if len(s.BuildsAlso) == 0 {
 		return pkgs, out
 	}
 	for _, also := range s.BuildsAlso {
-		pkgs = append(pkgs, also.Package)
+		pkgs = append(pkgs, also.Target())
 	}
 	return pkgs, filepath.Dir(out) + string(filepath.Separator)
 }
@@ -293,7 +304,7 @@ func build(ctx context.Context, log io.Writer, purpose string, s Spec, dst strin
 		out = filepath.Join(tmp, path.Base(s.Package))
 	}
 	if len(s.BuildsAlso) > 0 { // go build -o <dir>/ names each binary after its package
-		out = filepath.Join(tmp, "out", path.Base(s.Package))
+		out = filepath.Join(tmp, "out", path.Base(s.Target()))
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			return err
 		}
@@ -340,7 +351,7 @@ func build(ctx context.Context, log io.Writer, purpose string, s Spec, dst strin
 		return err
 	}
 	for _, also := range s.BuildsAlso {
-		if err := place(filepath.Join(filepath.Dir(out), path.Base(also.Package)), filepath.Join(filepath.Dir(dst), also.FileName())); err != nil {
+		if err := place(filepath.Join(filepath.Dir(out), path.Base(also.Target())), filepath.Join(filepath.Dir(dst), also.FileName())); err != nil {
 			return err
 		}
 	}

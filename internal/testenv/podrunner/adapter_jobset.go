@@ -77,11 +77,7 @@ var (
 // v0.22, which tools/cr-v0.22 has), or alone in the module's directory when
 // dir is "".
 func jobSetSpec(version, dir, cold string) binaries.Spec {
-	pkg := "."
-	if dir != "" {
-		pkg = JobSetModule
-	}
-	return binaries.Spec{Name: "jobset-controller", Version: version, Module: JobSetModule, Package: pkg, Dir: dir, ColdBuild: cold,
+	return binaries.Spec{Name: "jobset-controller", Version: version, Module: JobSetModule, Package: ".", Dir: dir, ColdBuild: cold,
 		LDFlags: "-X sigs.k8s.io/jobset/pkg/version.GitVersion=" + version} // unstamped, it calls itself v0.0.0-main
 }
 

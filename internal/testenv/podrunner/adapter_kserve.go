@@ -54,10 +54,10 @@ import (
 // Options.Controllers or Options.Adapters.
 var KServe = &Adapter{
 	Name: "kserve",
-	Binary: binaries.Spec{Name: "kserve-manager", Version: KServeVersion, Module: KServeModule, Package: KServeModule + "/cmd/manager", Dir: binaries.KServe,
+	Binary: binaries.Spec{Name: "kserve-manager", Version: KServeVersion, Module: KServeModule, Package: "./cmd/manager", Dir: binaries.KServe,
 		ColdBuild: "~4 min with llmisvc", BuildsAlso: []binaries.Spec{llmisvcSpec}},
 	// The previous release, for the upgrade from it (its image's tag runs it).
-	Alternates: []binaries.Spec{{Name: "kserve-manager", Version: KServePreviousVersion, Module: KServeModule, Package: KServeModule + "/cmd/manager",
+	Alternates: []binaries.Spec{{Name: "kserve-manager", Version: KServePreviousVersion, Module: KServeModule, Package: "./cmd/manager",
 		Dir: binaries.KServe019, ColdBuild: "~1 min after KServeVersion's, ~5 min alone"}},
 	Image:     regexp.MustCompile(`^(docker\.io/)?kserve/kserve-controller[:@]`),
 	Container: "manager",
@@ -104,7 +104,7 @@ var LLMISvc = &Adapter{
 	},
 }
 
-var llmisvcSpec = binaries.Spec{Name: "kserve-llmisvc", Version: KServeVersion, Module: KServeModule, Package: KServeModule + "/cmd/llmisvc", Dir: binaries.KServe, ColdBuild: "~15 min"}
+var llmisvcSpec = binaries.Spec{Name: "kserve-llmisvc", Version: KServeVersion, Module: KServeModule, Package: "./cmd/llmisvc", Dir: binaries.KServe, ColdBuild: "~15 min"}
 
 // KServe's module, the version of its controllers testenv builds and runs,
 // and the namespace its charts default to.

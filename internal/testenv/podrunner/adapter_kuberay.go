@@ -25,11 +25,7 @@ var (
 // requires that version (tools/cr-v0.22, tools/kuberay-v1.5), or alone in
 // the module's directory when dir is "" (main.go is at the module root).
 func kubeRaySpec(version, dir, cold string) binaries.Spec {
-	pkg := "."
-	if dir != "" {
-		pkg = KubeRayModule
-	}
-	return binaries.Spec{Name: "kuberay-operator", Version: version, Module: KubeRayModule, Package: pkg, Dir: dir, ColdBuild: cold}
+	return binaries.Spec{Name: "kuberay-operator", Version: version, Module: KubeRayModule, Package: ".", Dir: dir, ColdBuild: cold}
 }
 
 // KubeRay runs the KubeRay operator of a pod from KubeRay's chart (or

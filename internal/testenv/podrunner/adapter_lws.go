@@ -32,11 +32,7 @@ var (
 // the repository that requires that version), or alone in the module's
 // directory when dir is "".
 func lwsSpec(version, dir, cold string) binaries.Spec {
-	pkg := "./cmd"
-	if dir != "" {
-		pkg = LWSModule + "/cmd"
-	}
-	return binaries.Spec{Name: "lws-controller", Version: version, Module: LWSModule, Package: pkg, Dir: dir, ColdBuild: cold,
+	return binaries.Spec{Name: "lws-controller", Version: version, Module: LWSModule, Package: "./cmd", Dir: dir, ColdBuild: cold,
 		LDFlags: "-X sigs.k8s.io/lws/pkg/version.GitVersion=" + version} // unstamped, it calls itself v0.0.0-main
 }
 
